@@ -1,0 +1,1 @@
+"""Command bodies: build a document from a selection, and render it as text."""

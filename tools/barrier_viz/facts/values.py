@@ -1,0 +1,83 @@
+"""SSA definitions: which operation result or block argument a name used at an op refers to.
+
+Names are scoped by region, as in MLIR: a use sees the values of its own region and of the
+regions enclosing it. Partition regions of `ttg.warp_specialize` reuse the same names (each
+has its own `%acc_30`), so a flat name table would be wrong; this index never is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.model import BlockArgument, Operation, ParsedIR, Region
+
+
+@dataclass(frozen=True, slots=True)
+class OpResult:
+    """Result `index` of `op`."""
+
+    op: Operation
+    index: int
+
+    @property
+    def name(self) -> str:
+        return self.op.results[self.index]
+
+    @property
+    def type(self) -> str | None:
+        types = self.op.result_types
+        return types[self.index] if self.index < len(types) else None
+
+    @property
+    def line(self) -> int:
+        return self.op.line
+
+
+Definition = OpResult | BlockArgument
+
+
+class ValueIndex:
+    """Region-scoped lookup from (name, place of use) to its definition."""
+
+    def __init__(self, ir: ParsedIR):
+        self._scopes: dict[int, dict[str, Definition]] = {}
+        self._top: dict[str, Definition] = {}
+        for top in ir.operations:
+            for i, name in enumerate(top.results):
+                self._top[name] = OpResult(top, i)
+            for op in top.walk():
+                for region in op.regions:
+                    table = self._scopes.setdefault(id(region), {})
+                    for block in region.blocks:
+                        for arg in block.arguments:
+                            table.setdefault(arg.name, arg)
+                        for inner in block.operations:
+                            for i, name in enumerate(inner.results):
+                                table.setdefault(name, OpResult(inner, i))
+
+    def lookup(self, name: str, at: Operation) -> Definition | None:
+        """The definition `name` refers to when used by `at` (None when undefined)."""
+        region: Region | None = at.parent_region
+        while region is not None:
+            found = self._scopes.get(id(region), {}).get(name)
+            if found is not None:
+                return found
+            parent = region.parent
+            region = parent.parent_region if parent is not None else None
+        return self._top.get(name)
+
+    def lookup_in_region(self, name: str, region: Region) -> Definition | None:
+        """The definition `name` refers to inside `region` (for values used by a region's
+        header, e.g. a loop's iter_args seen from its body)."""
+        r: Region | None = region
+        while r is not None:
+            found = self._scopes.get(id(r), {}).get(name)
+            if found is not None:
+                return found
+            parent = r.parent
+            r = parent.parent_region if parent is not None else None
+        return self._top.get(name)
+
+
+def defining_op(defn: Definition | None) -> Operation | None:
+    return defn.op if isinstance(defn, OpResult) else None

@@ -1,0 +1,355 @@
+"""Input units: what a path, a directory, a gzip file or stdin holds, found by scanning text.
+
+Users hand us final `.ttgir` files, lit files with `// -----` splits, `MLIR_ENABLE_DUMP` logs with
+a hundred pass snapshots, WarpSpec internal dumps, Triton dump folders, and IR on stdin. Listing
+the units must be fast on a 40 MB dump, so this module never parses: it streams lines, cuts units
+at split markers and dump headers, and reads each unit's functions and flavour flags with regular
+expressions over its non-comment lines. Only the unit an analysis asks for is parsed
+(`load_unit`), and parsed units are cached by content hash for the life of the process.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from .errors import InputError
+from .ir.model import ParsedIR
+
+IR_SUFFIXES = (".ttgir", ".ttir", ".mlir", ".txt", ".ttgir.gz", ".ttir.gz", ".mlir.gz", ".txt.gz")
+LIT_SPLIT = b"// -----"
+_DUMP_HEADER = re.compile(
+    rb"^// -----// (?:(?P<who>[\w ]*?) ?internal IR Dump (?P<iwhen>Before|After):? ?(?P<istep>.*?)"
+    rb"|IR Dump (?P<when>Before|After) (?P<pass>.*?)(?: \('(?P<optype>[\w.]+)' operation(?:: @(?P<sym>[^)]*))?\))?"
+    rb"(?: //----- //)?)\s*$"
+)
+_FUNC = re.compile(rb"\b(?:tt|func|llvm)\.func\s+(?:(?:public|private|nested|internal|external|weak|linkonce)\s+)*@\"?([\w$.\-]+)")
+_FLAG_PATTERNS: dict[str, re.Pattern[bytes]] = {
+    "warp_specialize": re.compile(rb"\bttg\.warp_specialize\s*\(|\"ttg\.warp_specialize\"|\bnvws\.warp_group\b"),
+    "async_task_id": re.compile(rb"\basync_task_id\b"),
+    "ttg_partition": re.compile(rb"\bttg\.partition\s*="),
+    "nvws_tokens": re.compile(rb"\bnvws\.(?:create_token|producer_acquire|producer_commit|consumer_wait|consumer_release)\b"),
+    "aref": re.compile(rb"\bnvws\.aref\."),
+    "llvm": re.compile(rb"\bllvm\.func\b"),
+}
+_TTGIR = re.compile(rb"\b(?:ttg|ttng)\.[a-z_]+|#ttg\.|\btt\.func\b")
+_MODULE_LINE = re.compile(rb"^module\b|^\"builtin\.module\"")
+
+
+@dataclass
+class Source:
+    """Where a unit's bytes come from: a file on disk (re-read on demand) or bytes in memory."""
+
+    display: str
+    path: Path | None = None
+    data: bytes | None = None
+
+    @property
+    def compressed(self) -> bool:
+        return self.path is not None and self.path.name.endswith(".gz")
+
+    def open(self) -> io.BufferedIOBase:
+        if self.data is not None:
+            return io.BytesIO(self.data)
+        assert self.path is not None
+        if self.compressed:
+            return gzip.open(self.path, "rb")  # type: ignore[return-value]
+        return open(self.path, "rb")
+
+    def lines(self) -> Iterator[bytes]:
+        try:
+            with self.open() as fh:
+                yield from fh
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise InputError(self.display, f"cannot read: {exc}") from None
+
+
+@dataclass
+class Unit:
+    """One analysable piece of IR: a whole file, a lit split, a dump snapshot or a module."""
+
+    index: int
+    kind: str
+    label: str
+    source: Source
+    start_line: int
+    end_line: int
+    bytes: int
+    functions: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    _text: bytes | None = None
+
+    @property
+    def path(self) -> str:
+        return self.source.display
+
+    @property
+    def is_warp_specialized(self) -> bool:
+        return "warp_specialize" in self.flags or "async_task_id" in self.flags
+
+    def text(self) -> bytes:
+        """The unit's bytes (lines start_line..end_line of its file)."""
+        if self._text is None:
+            chunks: list[bytes] = []
+            for lineno, raw in enumerate(self.source.lines(), 1):
+                if lineno > self.end_line:
+                    break
+                if lineno >= self.start_line:
+                    chunks.append(raw)
+            self._text = b"".join(chunks)
+        return self._text
+
+
+@dataclass
+class InputSet:
+    """Everything one INPUT argument names."""
+
+    display: str
+    kind: str  # "file" | "directory" | "stdin"
+    units: list[Unit]
+    total_bytes: int
+    compressed: bool = False
+
+
+# -- discovery ------------------------------------------------------------------------------------
+def open_input(spec: str, stdin: Callable[[], bytes] | None = None) -> InputSet:
+    """Resolve INPUT (a path, a directory, `-` for stdin) to its units."""
+    if spec == "-":
+        data = (stdin or (lambda: sys.stdin.buffer.read()))()
+        if data[:2] == b"\x1f\x8b":
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError) as exc:
+                raise InputError("<stdin>", f"cannot decompress gzip data: {exc}") from None
+        source = Source("<stdin>", data=data)
+        units = scan_units(source)
+        return InputSet("<stdin>", "stdin", units, len(data))
+    path = Path(spec)
+    if not path.exists():
+        raise InputError(spec, "no such file or directory")
+    if path.is_dir():
+        return _open_directory(spec, path)
+    source = Source(spec, path=path)
+    units = scan_units(source)
+    size = path.stat().st_size
+    return InputSet(spec, "file", units, size, compressed=source.compressed)
+
+
+def _open_directory(spec: str, path: Path) -> InputSet:
+    files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(IR_SUFFIXES))
+    if not files:
+        raise InputError(spec, "directory has no IR files (" + ", ".join(IR_SUFFIXES) + ")")
+    units: list[Unit] = []
+    total = 0
+    for f in files:
+        display = os.path.join(spec, f.name)
+        source = Source(display, path=f)
+        try:
+            found = scan_units(source)
+        except InputError:
+            continue  # a non-IR file in a dump folder (e.g. a .txt log) is skipped
+        for u in found:
+            u.label = f.name if u.kind == "file" else f"{f.name}: {u.label}"
+            u.index = len(units)
+            units.append(u)
+        total += f.stat().st_size
+    if not units:
+        raise InputError(spec, "directory has no readable IR files")
+    return InputSet(spec, "directory", units, total)
+
+
+# -- scanning -------------------------------------------------------------------------------------
+class _Pending:
+    __slots__ = ("kind", "label", "start", "end", "nbytes", "body")
+
+    def __init__(self, kind: str, label: str, start: int):
+        self.kind = kind
+        self.label = label
+        self.start = start
+        self.end = start - 1
+        self.nbytes = 0
+        self.body: list[bytes] = []
+
+
+def scan_units(source: Source) -> list[Unit]:
+    """Stream `source` once and cut it into units. Raises InputError for binary, non-UTF-8 or
+    empty input."""
+    pending: list[_Pending] = []
+    cur = _Pending("file", Path(source.display).name, 1)
+    saw_split = saw_header = False
+    total = 0
+    lineno = 0
+    for lineno, raw in enumerate(source.lines(), 1):
+        total += len(raw)
+        if b"\x00" in raw:
+            raise InputError(source.display, "binary data (NUL byte): not IR text", lineno, raw.index(b"\x00") + 1)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(source.display, "bytes that are not UTF-8: not IR text", lineno, exc.start + 1) from None
+        if raw.startswith(b"// -----"):
+            stripped = raw.rstrip()
+            if stripped == LIT_SPLIT:
+                cur.end = lineno - 1
+                pending.append(cur)
+                cur = _Pending("split", "", lineno + 1)
+                saw_split = True
+                continue
+            m = _DUMP_HEADER.match(stripped)
+            if m:
+                cur.end = lineno - 1
+                pending.append(cur)
+                cur = _Pending("snapshot", _header_label(m), lineno + 1)
+                saw_header = True
+                continue
+        cur.nbytes += len(raw)
+        cur.end = lineno
+        s = raw.lstrip()
+        if s and not s.startswith(b"//"):
+            cur.body.append(raw)
+    pending.append(cur)
+    if total == 0:
+        raise InputError(source.display, "empty file", 1, 1)
+
+    units: list[Unit] = []
+    split_no = 0
+    for p in pending:
+        body = b"".join(p.body)
+        if p.kind == "split" or (saw_split and p.kind == "file"):
+            split_no += 1
+        if not body.strip():
+            continue
+        if saw_header and p.kind == "file" and not _TTGIR.search(body) and b"module" not in body:
+            continue  # stderr noise before the first dump header
+        kind = p.kind
+        label = p.label
+        if saw_split and kind in ("file", "split"):
+            kind = "split"
+            label = f"split {split_no}"
+        functions = [f.decode("utf-8", "replace") for f in dict.fromkeys(_FUNC.findall(body))]
+        flags = _flags(body)
+        if kind == "split" and functions:
+            label += " (@" + ", @".join(functions[:3]) + (", ..." if len(functions) > 3 else "") + ")"
+        unit = Unit(len(units), kind, label, source, p.start, max(p.end, p.start), p.nbytes, functions, flags)
+        if source.data is not None and not saw_split and not saw_header:
+            unit._text = source.data
+        units.extend(_split_modules(unit, body) if kind == "file" else [unit])
+    if not units:
+        raise InputError(source.display, "no IR found (only comments or blank lines)", 1, 1)
+    for i, u in enumerate(units):
+        u.index = i
+    return units
+
+
+def _header_label(m: re.Match[bytes]) -> str:
+    if m.group("iwhen"):
+        who = (m.group("who") or "").strip()
+        step = (m.group("istep") or b"").strip().decode("utf-8", "replace")
+        return f"{who.decode() + ' ' if who else ''}{m.group('iwhen').decode()} {step}".strip()
+    pass_text = (m.group("pass") or b"").decode("utf-8", "replace")
+    pass_name = pass_text.split(":", 1)[0].strip()
+    label = f"{m.group('when').decode()} {pass_name}"
+    if m.group("sym"):
+        label += f" @{m.group('sym').decode('utf-8', 'replace')}"
+    return label
+
+
+def _flags(body: bytes) -> list[str]:
+    flags = [name for name, pat in _FLAG_PATTERNS.items() if pat.search(body)]
+    if "llvm" not in flags and _TTGIR.search(body):
+        flags.insert(0, "ttgir")
+    return flags
+
+
+def _split_modules(unit: Unit, body: bytes) -> list[Unit]:
+    """A plain file holding several top-level modules yields one unit per module."""
+    starts = [m for m in re.finditer(rb"(?m)^(?:module\b|\"builtin\.module\")", body)]
+    if len(starts) < 2:
+        return [unit]
+    text = unit.text()
+    lines = text.splitlines(keepends=True)
+    module_lines = [i for i, line in enumerate(lines) if _MODULE_LINE.match(line)]
+    units: list[Unit] = []
+    for k, first in enumerate(module_lines):
+        last = module_lines[k + 1] - 1 if k + 1 < len(module_lines) else len(lines) - 1
+        chunk = b"".join(lines[first : last + 1])
+        functions = [f.decode("utf-8", "replace") for f in dict.fromkeys(_FUNC.findall(chunk))]
+        label = f"module {k + 1}" + (f" (@{functions[0]})" if functions else "")
+        u = Unit(0, "module", label, unit.source, unit.start_line + first, unit.start_line + last,
+                 len(chunk), functions, _flags(chunk))
+        u._text = chunk
+        units.append(u)
+    return units
+
+
+# -- selection ------------------------------------------------------------------------------------
+def default_unit(units: list[Unit]) -> Unit:
+    """The last TTGIR unit with warp specialization (preferring `.ttgir` files in a directory),
+    else the first non-LLVM unit, else the first unit."""
+    candidates = [u for u in units if "llvm" not in u.flags]
+    ttgir_files = [u for u in candidates if u.path.endswith((".ttgir", ".ttgir.gz"))]
+    for pool in (ttgir_files, candidates):
+        ws = [u for u in pool if u.is_warp_specialized]
+        if ws:
+            return ws[-1]
+    if ttgir_files:
+        return ttgir_files[0]
+    return candidates[0] if candidates else units[0]
+
+
+def select_unit(inputs: InputSet, selector: str | None) -> Unit:
+    """Pick a unit by index, by `last-ws`, or by a label substring (exact labels win)."""
+    units = inputs.units
+    if selector is None or selector == "":
+        return default_unit(units)
+    if selector == "last-ws":
+        ws = [u for u in units if u.is_warp_specialized and "llvm" not in u.flags]
+        if not ws:
+            raise InputError(inputs.display, "--unit last-ws: no unit has warp specialization")
+        return ws[-1]
+    if re.fullmatch(r"-?\d+", selector):
+        idx = int(selector)
+        if -len(units) <= idx < len(units):
+            return units[idx]
+        raise InputError(inputs.display, f"--unit {selector}: no such unit (there are {len(units)}, 0..{len(units) - 1})")
+    exact = [u for u in units if u.label == selector]
+    if len(exact) == 1:
+        return exact[0]
+    matches = [u for u in units if selector.lower() in u.label.lower()]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise InputError(inputs.display, f"--unit {selector!r} matches no unit label (see `barrier-viz inputs`)")
+    listing = "; ".join(f"{u.index}: {u.label}" for u in matches[:8])
+    more = f"; and {len(matches) - 8} more" if len(matches) > 8 else ""
+    raise InputError(inputs.display, f"--unit {selector!r} is ambiguous ({len(matches)} units): {listing}{more}")
+
+
+# -- parsing with a cache -------------------------------------------------------------------------
+_CACHE: dict[str, ParsedIR] = {}
+
+
+def load_unit(unit: Unit) -> ParsedIR:
+    """Parse a unit (once per process per content). Raises InputError for unreadable IR."""
+    from .ir.parse import IRSyntaxError, parse_ir
+
+    text = unit.text()
+    key = hashlib.sha1(text).hexdigest() + f":{unit.start_line}"
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    try:
+        parsed = parse_ir(text, line_offset=unit.start_line - 1)
+    except IRSyntaxError as exc:
+        raise InputError(unit.path, exc.message, exc.line, exc.column) from None
+    if len(_CACHE) > 16:
+        _CACHE.clear()
+    _CACHE[key] = parsed
+    return parsed

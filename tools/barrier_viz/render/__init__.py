@@ -1,0 +1,1 @@
+"""Renderers: text tables for people, JSON for agents (see `schemas`)."""
