@@ -6,7 +6,9 @@ on stderr naming file, line and column); 3 internal error (traceback only with `
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 from enum import Enum
 from typing import Annotated, Callable, Optional
 
@@ -39,37 +41,54 @@ DebugOpt = Annotated[bool, typer.Option("--debug", help="Show Python tracebacks 
 
 
 def _fail(message: str, code: int) -> None:
-    typer.echo(f"barrier-viz: error: {message}", err=True)
+    """Print one line on stderr and exit: scripts and agents read exactly one line."""
+    typer.echo("barrier-viz: error: " + " ".join(message.split()), err=True)
     raise typer.Exit(code)
 
 
 def _run(debug: bool, body: Callable[[], int | None]) -> None:
-    """Run a command body, mapping errors to the exit-code contract."""
+    """Run a command body, mapping errors to the exit-code contract (architecture §3):
+    2 for bad input or usage (one line naming file:line:col), 3 for our own bugs (one line;
+    the traceback only with --debug). Output is flushed here so that a closed pipe
+    (`barrier-viz ops x | head`) is handled like any other error, not at interpreter exit."""
     try:
         code = body()
+        sys.stdout.flush()
     except InputError as exc:
         _fail(str(exc), 2)
     except typer.Exit:
         raise
+    except typer.BadParameter as exc:  # a bad option value found by a command body
+        _fail(exc.format_message(), 2)
     except BrokenPipeError:
-        sys.stderr.close()
+        # The reader went away: stop quietly, and keep Python from complaining on exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         raise typer.Exit(0)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     except Exception as exc:  # noqa: BLE001 - the contract: no traceback without --debug
         if debug:
-            raise
-        _fail(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", 3)
+            traceback.print_exc()  # then the same one-line message and exit code 3
+        detail = " ".join(str(exc).split())
+        if len(detail) > 200:
+            detail = detail[:200] + "..."
+        hint = "" if debug else " (rerun with --debug for a traceback)"
+        _fail(f"internal error: {type(exc).__name__}: {detail}{hint}", 3)
     else:
         if code:
             raise typer.Exit(code)
 
 
 def _report_warnings(sel, strict: bool) -> list[str]:
-    lines = [f"{sel.unit.path}:{d.line}:{d.column}: warning: {d.message}" for d in sel.ir.warnings]
-    if strict and lines:
-        first = sel.ir.warnings[0]
+    """Print the syntax errors the parser recovered from, one line each with its position, and
+    return them for the JSON document. With --strict the first one is fatal (exit 2)."""
+    warnings = sel.ir.warnings
+    if strict and warnings:
+        first = warnings[0]
         raise InputError(sel.unit.path, f"{first.message} (--strict)", first.line, first.column)
+    # tree-sitter may report one recovery twice (an ERROR node and a MISSING leaf): print it once.
+    lines = list(dict.fromkeys(f"{sel.unit.path}:{d.line}:{d.column}: warning: " + " ".join(d.message.split()) for d in warnings))
     for line in lines[:20]:
         typer.echo(line, err=True)
     if len(lines) > 20:
@@ -148,6 +167,264 @@ def _emit(sel, doc, format: "Format", render_text) -> None:
         sys.stdout.write(dump(doc))
     else:
         render_text(doc)
+
+
+@app.command()
+def partitions(
+    input: InputArg,
+    unit: UnitOpt = None,
+    func: FuncOpt = None,
+    format: FormatOpt = Format.text,
+    strict: StrictOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Report section 1: each partition's role from its key ops, key op counts, warps, task ids."""
+
+    def body() -> None:
+        from .commands.partitions_cmd import partitions_document, render_partitions_text
+        from .session import select
+
+        sel = select(input, unit, func, require_function=True)
+        warnings = _report_warnings(sel, strict)
+        _emit(sel, partitions_document(sel, warnings=warnings), format, render_partitions_text)
+
+    _run(debug, body)
+
+
+@app.command()
+def buffers(
+    input: InputArg,
+    unit: UnitOpt = None,
+    func: FuncOpt = None,
+    format: FormatOpt = Format.text,
+    strict: StrictOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Report section 4: buffer.id groups, writers/readers by partition, merged barriers, expect check."""
+
+    def body() -> None:
+        from .commands.buffers_cmd import buffers_document, render_buffers_text
+        from .session import select
+
+        sel = select(input, unit, func, require_function=True)
+        warnings = _report_warnings(sel, strict)
+        _emit(sel, buffers_document(sel, warnings=warnings), format, render_buffers_text)
+
+    _run(debug, body)
+
+
+@app.command()
+def agent(
+    input: InputArg,
+    unit: UnitOpt = None,
+    func: FuncOpt = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Claude model id (default: $BARRIER_VIZ_MODEL, else a current Sonnet).")] = None,
+    max_turns: Annotated[int, typer.Option("--max-turns", help="Most model turns before the run is declared failed.")] = 24,
+    out: Annotated[Optional[str], typer.Option("--out", help="Folder for report.md, insights.log, status.json and transcript.jsonl.")] = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Have Claude compose the five-section report by calling the barrier-viz tools (needs ANTHROPIC_API_KEY).
+
+    Writes report.md, insights.log, status.json and transcript.jsonl into --out
+    (default ./barrier-viz-agent); exits 3 when the run fails.
+    """
+
+    def body() -> int:
+        from .agent.loop import AgentSetupError
+        from .commands.agent_cmd import run_agent_command
+
+        try:
+            code, summary = run_agent_command(input, unit=unit, func=func, model=model, max_turns=max_turns, out=out)
+        except AgentSetupError as exc:
+            _fail(str(exc), 2)
+        typer.echo(summary)
+        return code
+
+    _run(debug, body)
+
+
+skill_app = typer.Typer(help="Install the barrier-visualization skill for Claude Code.", no_args_is_help=True)
+app.add_typer(skill_app, name="skill")
+
+
+@skill_app.command("install")
+def skill_install(
+    dest: Annotated[Optional[str], typer.Option("--dest", help="Skills folder to install into (default ./.claude/skills, or ~/.claude/skills with --user); must lie inside the current directory (your home with --user).")] = None,
+    user: Annotated[bool, typer.Option("--user", help="Install for your user (~/.claude/skills) instead of this project.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing install of the skill.")] = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Write SKILLS_DIR/barrier-visualization/ (SKILL.md, examples, reference files) and list what was written."""
+
+    def body() -> None:
+        from .commands.skill_cmd import install_skill, render_install_text
+
+        typer.echo(render_install_text(install_skill(dest, user=user, force=force)))
+
+    _run(debug, body)
+
+
+@app.command()
+def barriers(
+    input: InputArg,
+    unit: UnitOpt = None,
+    func: FuncOpt = None,
+    format: FormatOpt = Format.text,
+    strict: StrictOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Report section 5: each logical barrier, every SSA name for it, and every use with its partition."""
+
+    def body() -> None:
+        from .commands.barriers_cmd import barriers_document, render_barriers_text
+        from .session import select
+
+        sel = select(input, unit, func, require_function=True)
+        warnings = _report_warnings(sel, strict)
+        _emit(sel, barriers_document(sel, warnings=warnings), format, render_barriers_text)
+
+    _run(debug, body)
+
+
+@app.command("check")
+def check_cmd(
+    input: InputArg,
+    unit: UnitOpt = None,
+    func: FuncOpt = None,
+    format: FormatOpt = Format.text,
+    no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernel's barrier program.")] = False,
+    strict: StrictOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Findings by the mbarrier phase model: deadlocks (with a witness schedule), races, bad
+    phases, expect-byte mismatches. Exit 1 when any finding is an error."""
+
+    def body() -> int:
+        from .commands.check_cmd import check_document, render_check_text
+        from .session import select
+
+        sel = select(input, unit, func, require_function=True)
+        warnings = _report_warnings(sel, strict)
+        doc, result = check_document(sel, warnings=warnings, simulate=not no_simulate)
+        _emit(sel, doc, format, render_check_text)
+        return 1 if result.has_errors else 0
+
+    _run(debug, body)
+
+
+class GraphFormat(str, Enum):
+    ascii = "ascii"
+    dot = "dot"
+    mermaid = "mermaid"
+    json = "json"
+
+
+@app.command()
+def graph(
+    input: InputArg,
+    unit: UnitOpt = None,
+    func: FuncOpt = None,
+    format: Annotated[GraphFormat, typer.Option("--format", "-f", help="Output format.")] = GraphFormat.ascii,
+    strict: StrictOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Report section 2: the barrier dependency graph (who signals whom, for which data, forward or backward)."""
+
+    def body() -> None:
+        from .commands.graph_cmd import graph_document, render_graph
+        from .session import select
+
+        sel = select(input, unit, func, require_function=True)
+        warnings = _report_warnings(sel, strict)
+        doc = graph_document(sel, warnings=warnings)
+        if format is GraphFormat.json:
+            from .schemas import dump
+
+            sys.stdout.write(dump(doc))
+        else:
+            sys.stdout.write(render_graph(doc, format.value))
+
+    _run(debug, body)
+
+
+@app.command()
+def coverage(
+    input: InputArg,
+    unit: UnitOpt = None,
+    func: FuncOpt = None,
+    format: FormatOpt = Format.text,
+    strict: StrictOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Coverage tables: column-packed TMEM overwrites (one row per aliased range: ✓ ordered /
+    ✗ MISSING / ⇠ back-edge required) and operand-D accumulator init (redundant zero stores).
+    Always prints both tables, clean rows included."""
+
+    def body() -> None:
+        from .commands.coverage_cmd import coverage_document, render_coverage_text
+        from .session import select
+
+        sel = select(input, unit, func, require_function=True)
+        warnings = _report_warnings(sel, strict)
+        _emit(sel, coverage_document(sel, warnings=warnings), format, render_coverage_text)
+
+    _run(debug, body)
+
+
+@app.command("eval")
+def eval_cmd(
+    cases: Annotated[Optional[list[str]], typer.Argument(help="Case folders, folders of cases, or a GPU corpus (*/truth.json); default evals/cases.", show_default=False)] = None,
+    mode: Annotated[str, typer.Option("--mode", help="deterministic (run check) or agent (score agent outputs).")] = "deterministic",
+    agent_out: Annotated[Optional[str], typer.Option("--agent-out", help="Agent mode: folder with one agent output folder per case name.")] = None,
+    run_agent: Annotated[bool, typer.Option("--run-agent", help="Agent mode: run the agent for cases whose output folder is missing (needs ANTHROPIC_API_KEY).")] = False,
+    config: Annotated[Optional[str], typer.Option("--config", help="Thresholds file (default evals/config.yaml).")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Worker processes (default: up to 4).")] = None,
+    format: FormatOpt = Format.text,
+    debug: DebugOpt = False,
+) -> None:
+    """Score findings against eval cases: per-kind recall/precision, deadlock recall, false
+    deadlocks on known-good inputs, and every miss; exit 1 when a threshold is missed."""
+
+    def body() -> int:
+        import json
+
+        from .commands.eval_cmd import eval_document, render_eval_text
+
+        try:
+            doc, ok = eval_document(cases or ["evals/cases"], mode, config=config, agent_out=agent_out,
+                                    run_agent=run_agent, jobs=jobs)
+        except ValueError as exc:
+            _fail(str(exc), 2)
+        if format is Format.json:
+            sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        else:
+            render_eval_text(doc, typer.echo)
+        return 0 if ok else 1
+
+    _run(debug, body)
+
+
+@app.command()
+def phases(
+    input: InputArg,
+    unit: UnitOpt = None,
+    func: FuncOpt = None,
+    format: FormatOpt = Format.text,
+    strict: StrictOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Report section 3: per barrier, depth, cadence, each wait's slot and phase formula with the
+    parity it polls at its first uses, and what each arrive site contributes."""
+
+    def body() -> None:
+        from .commands.phases_cmd import phases_document, render_phases_text
+        from .session import select
+
+        sel = select(input, unit, func, require_function=True)
+        warnings = _report_warnings(sel, strict)
+        _emit(sel, phases_document(sel, warnings=warnings), format, render_phases_text)
+
+    _run(debug, body)
 
 
 # Commands added by later work go above this line, each a thin function like `ops`:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 
 class InputError(Exception):
-    """Bad input or bad usage: names the file, 1-based line and column, and what is wrong."""
+    """Bad input or bad usage: names the file, 1-based line and column, and what is wrong.
+
+    Printed as `FILE:LINE:COL: what` (the shape editors and agents parse), or `FILE: what` when
+    the error has no position (a bad option value, a destination folder). Errors about an input
+    as a whole (empty, no IR, unknown `--unit`) point at its start, 1:1.
+    """
 
     def __init__(self, path: str, message: str, line: int | None = None, column: int | None = None):
         super().__init__(message)
@@ -14,7 +19,8 @@ class InputError(Exception):
         self.column = column
 
     def __str__(self) -> str:
-        where = self.path
-        if self.line is not None:
-            where += f":{self.line}:{self.column or 1}"
-        return f"{where}: {self.message}"
+        # Always one line, whatever the message holds (a syntax snippet, a multi-line reason).
+        message = " ".join(self.message.split())
+        if self.line is None:
+            return f"{self.path}: {message}"
+        return f"{self.path}:{self.line}:{self.column or 1}: {message}"

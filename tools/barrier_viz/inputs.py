@@ -16,6 +16,7 @@ import io
 import os
 import re
 import sys
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -27,20 +28,35 @@ IR_SUFFIXES = (".ttgir", ".ttir", ".mlir", ".txt", ".ttgir.gz", ".ttir.gz", ".ml
 LIT_SPLIT = b"// -----"
 _DUMP_HEADER = re.compile(
     rb"^// -----// (?:(?P<who>[\w ]*?) ?internal IR Dump (?P<iwhen>Before|After):? ?(?P<istep>.*?)"
-    rb"|IR Dump (?P<when>Before|After) (?P<pass>.*?)(?: \('(?P<optype>[\w.]+)' operation(?:: @(?P<sym>[^)]*))?\))?"
+    # The symbol may itself contain parentheses (`@cdiv__i32__(1,)cconstexpr_128_`): take it
+    # greedily up to the `)` that closes the operation clause.
+    rb"|IR Dump (?P<when>Before|After) (?P<pass>.*?)(?: \('(?P<optype>[\w.]+)' operation(?:: @(?P<sym>.*))?\))?"
     rb"(?: //----- //)?)\s*$"
 )
-_FUNC = re.compile(rb"\b(?:tt|func|llvm)\.func\s+(?:(?:public|private|nested|internal|external|weak|linkonce)\s+)*@\"?([\w$.\-]+)")
-_FLAG_PATTERNS: dict[str, re.Pattern[bytes]] = {
-    "warp_specialize": re.compile(rb"\bttg\.warp_specialize\s*\(|\"ttg\.warp_specialize\"|\bnvws\.warp_group\b"),
-    "async_task_id": re.compile(rb"\basync_task_id\b"),
-    "ttg_partition": re.compile(rb"\bttg\.partition\s*="),
-    "nvws_tokens": re.compile(rb"\bnvws\.(?:create_token|producer_acquire|producer_commit|consumer_wait|consumer_release)\b"),
-    "aref": re.compile(rb"\bnvws\.aref\."),
-    "llvm": re.compile(rb"\bllvm\.func\b"),
+# Function names in custom form (`tt.func public @name`, `@"quoted(name)"`) and in generic form
+# (`"tt.func"() <{function_type = ..., sym_name = "name"}>`).
+_FUNC = re.compile(
+    rb"\b(?:tt|func|llvm)\.func\s+(?:(?:public|private|nested|internal|external|weak|linkonce|linkonce_odr|available_externally)\s+)*"
+    rb"@(?:\"((?:[^\"\\\n]|\\.)*)\"|([\w$.\-]+))"
+    rb"|\"(?:tt|func|llvm)\.func\"\(\)[^\n]*?\bsym_name = \"((?:[^\"\\\n]|\\.)*)\""
+)
+# Each flag: a literal that every match contains (a fast `in` test that skips the regex on the
+# many snapshots that lack it) and the exact pattern, or None when the literal is the test.
+# Patterns start with a literal so that `re` scans for it quickly: `inputs` on a 40 MB dump runs
+# them over every snapshot.
+_FLAG_PATTERNS: dict[str, tuple[bytes, re.Pattern[bytes] | None]] = {
+    # `ttg.warp_specialize(` or generic `"ttg.warp_specialize"(`, not the `.tag` loop attribute.
+    "warp_specialize": (b"ttg.warp_specialize", re.compile(rb"ttg\.warp_specialize(?:\s*\(|\")")),
+    "async_task_id": (b"async_task_id", None),
+    "ttg_partition": (b"ttg.partition", re.compile(rb"ttg\.partition\s*=")),
+    "nvws_tokens": (b"nvws.", re.compile(rb"nvws\.(?:create_token|producer_acquire|producer_commit|consumer_wait|consumer_release)\b")),
+    "aref": (b"nvws.aref.", None),
+    "llvm": (b"llvm.func", re.compile(rb"llvm\.func\b")),
 }
 _TTGIR = re.compile(rb"\b(?:ttg|ttng)\.[a-z_]+|#ttg\.|\btt\.func\b")
 _MODULE_LINE = re.compile(rb"^module\b|^\"builtin\.module\"")
+_MODULE_START = re.compile(rb"(?m)^(?:module\b|\"builtin\.module\")")
+_TRAILING_LOC = re.compile(rb"^#loc\d+ = ")
 
 
 @dataclass
@@ -64,11 +80,16 @@ class Source:
         return open(self.path, "rb")
 
     def lines(self) -> Iterator[bytes]:
+        """The raw lines, each with its newline. A truncated or corrupt .gz fails mid-stream
+        (EOFError, zlib.error): that becomes an InputError at the line where reading stopped."""
+        lineno = 0
         try:
             with self.open() as fh:
-                yield from fh
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            raise InputError(self.display, f"cannot read: {exc}") from None
+                for lineno, raw in enumerate(fh, 1):
+                    yield raw
+        except (OSError, EOFError, zlib.error) as exc:
+            what = "corrupt or truncated gzip data" if self.compressed and lineno else "cannot read"
+            raise InputError(self.display, f"{what}: {exc}", lineno + 1, 1) from None
 
 
 @dataclass
@@ -92,7 +113,9 @@ class Unit:
 
     @property
     def is_warp_specialized(self) -> bool:
-        return "warp_specialize" in self.flags or "async_task_id" in self.flags
+        """Partitions exist (`ttg.warp_specialize`, `nvws.warp_group`) or are assigned
+        (`async_task_id`, or upstream's `ttg.partition` before regions exist)."""
+        return any(f in self.flags for f in ("warp_specialize", "async_task_id", "ttg_partition"))
 
     def text(self) -> bytes:
         """The unit's bytes (lines start_line..end_line of its file)."""
@@ -122,46 +145,65 @@ class InputSet:
 def open_input(spec: str, stdin: Callable[[], bytes] | None = None) -> InputSet:
     """Resolve INPUT (a path, a directory, `-` for stdin) to its units."""
     if spec == "-":
-        data = (stdin or (lambda: sys.stdin.buffer.read()))()
+        data = (stdin or _read_stdin)()
         if data[:2] == b"\x1f\x8b":
             try:
                 data = gzip.decompress(data)
-            except (OSError, EOFError) as exc:
-                raise InputError("<stdin>", f"cannot decompress gzip data: {exc}") from None
+            except (OSError, EOFError, zlib.error) as exc:
+                raise InputError("<stdin>", f"corrupt or truncated gzip data: {exc}", 1, 1) from None
         source = Source("<stdin>", data=data)
         units = scan_units(source)
         return InputSet("<stdin>", "stdin", units, len(data))
     path = Path(spec)
-    if not path.exists():
-        raise InputError(spec, "no such file or directory")
-    if path.is_dir():
-        return _open_directory(spec, path)
+    try:
+        if not path.exists():
+            raise InputError(spec, "no such file or directory", 1, 1)
+        if path.is_dir():
+            return _open_directory(spec, path)
+        size = path.stat().st_size
+    except (OSError, ValueError) as exc:  # a name too long, a permission problem, a NUL byte
+        raise InputError(spec, f"cannot open: {exc}", 1, 1) from None
     source = Source(spec, path=path)
     units = scan_units(source)
-    size = path.stat().st_size
     return InputSet(spec, "file", units, size, compressed=source.compressed)
 
 
+def _read_stdin() -> bytes:
+    """All of standard input. A terminal is refused rather than waited on: an agent or a script
+    that forgot the pipe should get an error, not a hang."""
+    stream = sys.stdin
+    if stream is None or not hasattr(stream, "buffer"):
+        raise InputError("<stdin>", "no standard input to read (pipe IR into `-`, or name a file)", 1, 1)
+    if stream.isatty():
+        raise InputError("<stdin>", "standard input is a terminal (pipe IR into `-`, or name a file)", 1, 1)
+    return stream.buffer.read()
+
+
 def _open_directory(spec: str, path: Path) -> InputSet:
+    """A folder such as `~/.triton/dump/<hash>/`: every IR file in it (by suffix; `.llir`, `.ptx`
+    and `.json` are not MLIR), sorted by name. Unreadable files are skipped, since a dump folder
+    may hold logs; if none is readable the first reason is reported."""
     files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(IR_SUFFIXES))
     if not files:
-        raise InputError(spec, "directory has no IR files (" + ", ".join(IR_SUFFIXES) + ")")
+        raise InputError(spec, "directory has no IR files (" + ", ".join(IR_SUFFIXES) + ")", 1, 1)
     units: list[Unit] = []
     total = 0
+    skipped: list[InputError] = []
     for f in files:
         display = os.path.join(spec, f.name)
         source = Source(display, path=f)
         try:
             found = scan_units(source)
-        except InputError:
-            continue  # a non-IR file in a dump folder (e.g. a .txt log) is skipped
+        except InputError as exc:
+            skipped.append(exc)  # a non-IR file in a dump folder (e.g. a .txt log) is skipped
+            continue
         for u in found:
             u.label = f.name if u.kind == "file" else f"{f.name}: {u.label}"
             u.index = len(units)
             units.append(u)
         total += f.stat().st_size
     if not units:
-        raise InputError(spec, "directory has no readable IR files")
+        raise InputError(spec, f"directory has no readable IR files (first: {skipped[0]})", 1, 1)
     return InputSet(spec, "directory", units, total)
 
 
@@ -233,7 +275,7 @@ def scan_units(source: Source) -> list[Unit]:
         if saw_split and kind in ("file", "split"):
             kind = "split"
             label = f"split {split_no}"
-        functions = [f.decode("utf-8", "replace") for f in dict.fromkeys(_FUNC.findall(body))]
+        functions = _function_names(body)
         flags = _flags(body)
         if kind == "split" and functions:
             label += " (@" + ", @".join(functions[:3]) + (", ..." if len(functions) > 3 else "") + ")"
@@ -261,26 +303,62 @@ def _header_label(m: re.Match[bytes]) -> str:
     return label
 
 
+def _function_names(body: bytes) -> list[str]:
+    """Names of the functions defined in `body`, in order, without duplicates.
+
+    Only the lines that contain `.func` are searched: a regex over a whole 300 KB snapshot is
+    several times slower than `bytes.find`, and `inputs` on a 40 MB dump must stay fast.
+    """
+    names: list[str] = []
+    start = body.find(b".func")
+    while start >= 0:
+        line_start = body.rfind(b"\n", 0, start) + 1
+        line_end = body.find(b"\n", start)
+        if line_end < 0:
+            line_end = len(body)
+        for groups in _FUNC.findall(body, line_start, line_end):
+            names.append(b"".join(groups).decode("utf-8", "replace"))
+        start = body.find(b".func", line_end)
+    return list(dict.fromkeys(names))
+
+
 def _flags(body: bytes) -> list[str]:
-    flags = [name for name, pat in _FLAG_PATTERNS.items() if pat.search(body)]
+    """Flavour flags of a unit's non-comment text (see ir-semantics.md §1.1)."""
+    flags = [name for name, (literal, pat) in _FLAG_PATTERNS.items() if literal in body and (pat is None or pat.search(body))]
+    if "warp_specialize" not in flags and b"nvws.warp_group" in body:
+        # upstream's partitions before NVWSLowerWarpGroup turns them into ttg.warp_specialize
+        flags.insert(0, "warp_specialize")  # first, as in the table
     if "llvm" not in flags and _TTGIR.search(body):
         flags.insert(0, "ttgir")
     return flags
 
 
 def _split_modules(unit: Unit, body: bytes) -> list[Unit]:
-    """A plain file holding several top-level modules yields one unit per module."""
-    starts = [m for m in re.finditer(rb"(?m)^(?:module\b|\"builtin\.module\")", body)]
-    if len(starts) < 2:
+    """A plain file holding several top-level modules (e.g. `cat a.ttgir b.ttgir`) yields one
+    unit per module.
+
+    MLIR prints attribute aliases (`#blocked = ...`) before a module and most location aliases
+    (`#loc12 = loc(...)`) after it, so the numbered `#locN` lines that directly follow a module's
+    closing `}` stay with that module and everything after them starts the next one.
+    """
+    if len(_MODULE_START.findall(body)) < 2:
         return [unit]
-    text = unit.text()
-    lines = text.splitlines(keepends=True)
+    lines = unit.text().splitlines(keepends=True)
     module_lines = [i for i, line in enumerate(lines) if _MODULE_LINE.match(line)]
+    starts = [0]
+    for first in module_lines[1:]:
+        close = first - 1
+        while close > starts[-1] and not lines[close].startswith(b"}"):
+            close -= 1
+        cut = close + 1
+        while cut < first and (_TRAILING_LOC.match(lines[cut]) or not lines[cut].strip()):
+            cut += 1
+        starts.append(cut if close > starts[-1] else first)
     units: list[Unit] = []
-    for k, first in enumerate(module_lines):
-        last = module_lines[k + 1] - 1 if k + 1 < len(module_lines) else len(lines) - 1
+    for k, first in enumerate(starts):
+        last = starts[k + 1] - 1 if k + 1 < len(starts) else len(lines) - 1
         chunk = b"".join(lines[first : last + 1])
-        functions = [f.decode("utf-8", "replace") for f in dict.fromkeys(_FUNC.findall(chunk))]
+        functions = _function_names(chunk)
         label = f"module {k + 1}" + (f" (@{functions[0]})" if functions else "")
         u = Unit(0, "module", label, unit.source, unit.start_line + first, unit.start_line + last,
                  len(chunk), functions, _flags(chunk))
@@ -312,13 +390,13 @@ def select_unit(inputs: InputSet, selector: str | None) -> Unit:
     if selector == "last-ws":
         ws = [u for u in units if u.is_warp_specialized and "llvm" not in u.flags]
         if not ws:
-            raise InputError(inputs.display, "--unit last-ws: no unit has warp specialization")
+            raise InputError(inputs.display, "--unit last-ws: no unit has warp specialization", 1, 1)
         return ws[-1]
     if re.fullmatch(r"-?\d+", selector):
         idx = int(selector)
         if -len(units) <= idx < len(units):
             return units[idx]
-        raise InputError(inputs.display, f"--unit {selector}: no such unit (there are {len(units)}, 0..{len(units) - 1})")
+        raise InputError(inputs.display, f"--unit {selector}: no such unit (there are {len(units)}, 0..{len(units) - 1})", 1, 1)
     exact = [u for u in units if u.label == selector]
     if len(exact) == 1:
         return exact[0]
@@ -326,10 +404,10 @@ def select_unit(inputs: InputSet, selector: str | None) -> Unit:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise InputError(inputs.display, f"--unit {selector!r} matches no unit label (see `barrier-viz inputs`)")
+        raise InputError(inputs.display, f"--unit {selector!r} matches no unit label (see `barrier-viz inputs`)", 1, 1)
     listing = "; ".join(f"{u.index}: {u.label}" for u in matches[:8])
     more = f"; and {len(matches) - 8} more" if len(matches) > 8 else ""
-    raise InputError(inputs.display, f"--unit {selector!r} is ambiguous ({len(matches)} units): {listing}{more}")
+    raise InputError(inputs.display, f"--unit {selector!r} is ambiguous ({len(matches)} units): {listing}{more}", 1, 1)
 
 
 # -- parsing with a cache -------------------------------------------------------------------------

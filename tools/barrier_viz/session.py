@@ -44,7 +44,12 @@ class Selection:
 def select(input_spec: str, unit: str | None = None, func: str | None = None, *, require_function: bool = False) -> Selection:
     """Open INPUT, pick the unit and parse it, then pick the function (`--func`)."""
     inputs = open_input(input_spec)
-    chosen = select_unit(inputs, unit)
+    if unit is None and func:
+        # `--func` alone picks the unit that defines it (the last one, like the default rule).
+        holders = [u for u in inputs.units if func.lstrip("@") in u.functions and "llvm" not in u.flags]
+        chosen = holders[-1] if holders else select_unit(inputs, None)
+    else:
+        chosen = select_unit(inputs, unit)
     ir = load_unit(chosen)
     functions = ir.functions()
     fn: Operation | None = None

@@ -81,6 +81,15 @@ class Operation:
     result_types: list[str] = field(default_factory=list)
     operands: list[str] = field(default_factory=list)
     operand_tokens: list[str] = field(default_factory=list)
+    # Bracket/paren depth each operand was written at (parallel to `operands`): 0 = positional,
+    # 1 = inside `[...]` (TMA coordinates, `%d[%token]`, `%bar[%pred]`). Lets facts pick
+    # positional operands without re-reading the text.
+    operand_depths: list[int] = field(default_factory=list)
+    # Bare literals written at depth 0 of the header (e.g. `16384` in `barrier_expect %b, 16384`),
+    # in written order; literals are not operands.
+    literals: list[str] = field(default_factory=list)
+    # Bare identifiers written at depth 0 of the header (e.g. `slt` in `arith.cmpi slt, %a, %b`).
+    keywords: list[str] = field(default_factory=list)
     types: list[str] = field(default_factory=list)
     attributes: dict[str, str] = field(default_factory=dict)
     regions: list[Region] = field(default_factory=list)

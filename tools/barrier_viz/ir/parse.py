@@ -146,7 +146,9 @@ class _Structurer:
         if builder_open:
             op = builder_open[0]
             raise IRSyntaxError("operation without a name", op.line, op.column)
-        if not self.top.operations:
+        if not self.top.operations and not self.aliases:
+            # Only attribute/type alias definitions is valid MLIR (an empty module); text with
+            # neither operations nor aliases is not IR.
             line, col = (atoms[0][2], atoms[0][3]) if atoms else (1, 1)
             raise IRSyntaxError("no IR operations found", line, col)
         result = ParsedIR(self.top.operations, self.aliases, self.diagnostics)
@@ -159,7 +161,12 @@ class _Structurer:
         kind = atoms[i][0]
         n = len(atoms)
         if kind == "N":
-            return not (i + 1 < n and atoms[i + 1][0] == "=")
+            if i + 1 < n and atoms[i + 1][0] == "=":
+                return False
+            # Outside every region only dialect-qualified names and `module` are operations
+            # (MLIR resolves a bare name against the enclosing op's default dialect, and there
+            # is none at top level); this keeps plain prose from reading as IR.
+            return len(self.frames) > 1 or "." in atoms[i][1] or atoms[i][1] == "module"
         if kind == "S":
             return i + 1 < n and atoms[i + 1][0] == "(" and atoms[i + 1][2] == atoms[i][2]
         if kind == "V":
@@ -251,6 +258,10 @@ class _Structurer:
                 b.pending_args.append(arg)
             else:
                 op.operands.append(text)
+                op.operand_depths.append(b.depth)
+        elif kind == "X":
+            if b.depth == 0:
+                op.literals.append(text)
         elif kind == "L":
             if b.def_mode and b.def_mode[-1] and b.pending_args:
                 b.pending_args[-1].loc_name = text  # resolved later
@@ -259,9 +270,14 @@ class _Structurer:
         elif kind == "A" or kind == "P":
             op.attributes.update(parse_dictionary(text))
         elif kind == "I":
+            if b.depth == 0:
+                op.keywords.append(text)
             if (after_close or (i > 0 and atoms[i - 1][2] != atom[2])) and _LABEL.match(text):
                 b.pending_label = text
-                b.label_end = 0
+                # With an argument list (`partition0(%a: T)`), the header starts after its `)`;
+                # without one (`partition0 num_warps(8)`), right after the label.
+                has_args = i + 1 < len(atoms) and atoms[i + 1][0] == "(" and atoms[i + 1][4] == atom[5]
+                b.label_end = 0 if has_args else atom[5]
             elif text in ("public", "private", "nested") and op.name in FUNCTION_OPS:
                 op.attributes.setdefault("sym_visibility", f'"{text}"')
         elif kind == "@":
@@ -269,6 +285,7 @@ class _Structurer:
                 op.attributes["sym_name"] = f'"{text[1:]}"'
             else:
                 op.operands.append(text)
+                op.operand_depths.append(b.depth)
         elif kind == "C":
             op.successors.append(text)
         b.header.append((kind, text, b.depth))
@@ -373,6 +390,7 @@ class _Structurer:
         if b.pending_args:
             # Definitions with no region to receive them (malformed); keep them visible as uses.
             op.operands.extend(a.name for a in b.pending_args)
+            op.operand_depths.extend(0 for _ in b.pending_args)
 
     def _alias(self, text: str) -> None:
         name, _, value = text.partition("=")

@@ -1,0 +1,48 @@
+"""Reading the model's final message: the report, the INSIGHT lines, or a NEEDS_CONTEXT line.
+
+The format is defined in `prompts/system.md` ("How to finish"); this module is its parser.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .outputs import INSIGHT_PREFIX
+
+_REPORT = re.compile(r"^[ \t]*<report>[ \t]*\n(.*?)^[ \t]*</report>[ \t]*$", re.S | re.M)
+NEEDS_CONTEXT_PREFIX = "NEEDS_CONTEXT:"
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    report: str | None
+    insights: list[str] = field(default_factory=list)
+    needs_context: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Whether the answer can be written as a finished run (success or needs_context)."""
+        return self.needs_context is not None or (self.report is not None and bool(self.insights))
+
+
+def parse_final(text: str) -> FinalAnswer:
+    """Split a final message into report, insights and needs-context request.
+
+    INSIGHT and NEEDS_CONTEXT lines count only outside the report block, so a report that
+    quotes the format does not smuggle in findings.
+    """
+    match = _REPORT.search(text)
+    report = match.group(1).strip("\n") if match else None
+    rest = (text[: match.start()] + text[match.end() :]) if match else text
+    insights: list[str] = []
+    needs: str | None = None
+    for raw in rest.splitlines():
+        line = raw.strip()
+        if line.startswith(INSIGHT_PREFIX.strip()):
+            body = line[len(INSIGHT_PREFIX.strip()) :].strip()
+            if body:
+                insights.append(INSIGHT_PREFIX + body)
+        elif line.startswith(NEEDS_CONTEXT_PREFIX):
+            needs = line[len(NEEDS_CONTEXT_PREFIX) :].strip() or "the model asked for more context"
+    return FinalAnswer(report=report, insights=insights, needs_context=needs)

@@ -1,0 +1,184 @@
+"""Deadlock verdicts from running the kernel (see `machine` and `schedule`).
+
+A run that stops with every live partition blocked is a witness: a real interleaving in which
+the kernel hangs. The verdict names the condition of the mbarrier phase model it shows:
+
+1. `deadlock.no_producer`: nothing ever arrives on the awaited barrier.
+2. `deadlock.parity_cadence`: arrivals exist but complete phases at the wrong rate: too few
+   (an init count the arrivals never reach, expected bytes that never land exactly) or too many
+   (two completions between polls, so the waiter sees its old parity again).
+3. `deadlock.cycle`: the arrival the wait needs is ordered, through other partitions' waits,
+   after the wait itself.
+
+A hang that appears only when a producer runs a whole phase ahead of a slow waiter, in a
+schedule where the friendliest order completes, is the symptom of a missing acquire: reported as
+`race.missing_acquire` with the witness, not as a deadlock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.model import Operation
+from .findings import Finding, Kind, Severity, finding
+from .machine import Params
+from .schedule import POLICIES, Blocked, RunResult, choose_params, run
+
+STOP_TRIPS = 5
+
+
+@dataclass
+class DeadlockAnalysis:
+    """Every run made, the first deadlocking one, and the findings drawn from it."""
+
+    params: Params
+    runs: list[RunResult]
+    findings: list[Finding] = field(default_factory=list)
+    witness: RunResult | None = None
+
+    @property
+    def simulated(self) -> bool:
+        return bool(self.runs) and self.runs[0].outcome != "not_simulated"
+
+    def summary(self) -> dict:
+        return {
+            "int_args": self.params.int_args,
+            "runs": [{"policy": r.policy, "outcome": r.outcome, "steps": r.steps, **({"reason": r.reason} if r.reason else {})}
+                     for r in self.runs],
+        }
+
+
+def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: Params | None = None) -> DeadlockAnalysis:
+    """Run every scheduling policy; turn the first deadlock into findings.
+
+    `arrivers` maps id(allocation op) to the partitions that arrive on it anywhere in the IR
+    (any mechanism): a barrier with none has no producer."""
+    params = choose_params(function, base or Params(max_steps=60_000))
+    runs: list[RunResult] = []
+    analysis = DeadlockAnalysis(params, runs)
+    favorable_ok = None
+    for policy in POLICIES:
+        result = run(function, params, policy, stop_trips=STOP_TRIPS)
+        runs.append(result)
+        if result.outcome == "not_simulated":
+            return analysis
+        if policy == "favorable":
+            favorable_ok = not result.deadlocked
+        if result.deadlocked:
+            analysis.witness = result
+            analysis.findings = _classify(result, arrivers, adversarial_only=bool(favorable_ok))
+            return analysis
+    return analysis
+
+
+def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only: bool) -> list[Finding]:
+    blocked = result.blocked
+    if not blocked:
+        return []
+    witness = _witness(result)
+    lines = [b.line for b in blocked]
+    parts = [b.thread.name for b in blocked]
+    # Condition 1: a blocked wait on a barrier nothing arrives on.
+    for b in blocked:
+        if not arrivers.get(id(b.wait.slot.ref.alloc)):
+            return [finding(
+                Kind.DEADLOCK_NO_PRODUCER, Severity.error,
+                f"{b.thread.name} waits at line {b.line} on {_barrier_name(b)}, but no operation ever arrives on "
+                "that barrier, so the phase it needs is never produced.",
+                lines=lines, partitions=parts, barrier=_barrier_name(b), evidence=witness,
+                suggestion="Add the missing arrive (or the MMA/commit barrier operand) that releases this barrier.")]
+    # Condition 2: phases complete at the wrong rate.
+    threads = result.machine.threads if result.machine else []
+    for b in blocked:
+        slot = b.wait.slot
+        reason = _cadence_problem(b, threads, arrivers.get(id(slot.ref.alloc), set()))
+        if reason is None:
+            continue
+        if reason.startswith("overrun") and adversarial_only:
+            producers = sorted(_arriving_partitions(slot, threads) - {b.thread.name})
+            return [finding(
+                Kind.RACE_MISSING_ACQUIRE, Severity.error,
+                f"{', '.join(producers) or 'a producer'} can complete two phases of {_barrier_name(b)} before "
+                f"{b.thread.name} polls it at line {b.line}: nothing makes the producer wait for the consumer's "
+                "release, so it overwrites a slot still in use (and can hang the consumer).",
+                lines=sorted(set(lines) | _arrive_lines(slot)), partitions=producers + [b.thread.name],
+                barrier=_barrier_name(b), evidence={**witness, "cause": reason},
+                suggestion="Wait on the slot's empty barrier (released by the consumer) before writing it.")]
+        return [finding(
+            Kind.DEADLOCK_PARITY_CADENCE, Severity.error,
+            f"{b.thread.name} blocks at line {b.line} on {_barrier_name(b)}: {reason}.",
+            lines=sorted(set(lines) | _arrive_lines(slot) | ({slot.init_line} if slot.init_line else set())), partitions=parts, barrier=_barrier_name(b),
+            evidence={**witness, "cause": reason},
+            suggestion="Make the arrivals per use match the barrier's init count and expected bytes, one completion per use.")]
+    # Condition 3: every needed arrival is held behind a blocked wait.
+    # The root: the partition that got stuck earliest in its own program (smallest iteration).
+    root = min(blocked, key=lambda b: (b.wait.iteration, b.thread.index))
+    blocked = [root] + [b for b in blocked if b is not root]
+    lines = [b.line for b in blocked]
+    parts = [b.thread.name for b in blocked]
+    chain = [b.describe() for b in blocked]
+    return [finding(
+        Kind.DEADLOCK_CYCLE, Severity.error,
+        f"Cross-partition cycle: {root.thread.name} waits at line {root.line} for a phase of "
+        f"{_barrier_name(root)} whose arrival is ordered after waits that are themselves blocked "
+        f"({'; '.join(f'{b.thread.name} at line {b.line}' for b in blocked)})."
+        + (" It appears only when one partition runs ahead." if adversarial_only else ""),
+        lines=lines, partitions=parts, barrier=_barrier_name(root), evidence={**witness, "chain": chain},
+        suggestion="Check the parity each of these waits polls at its first iterations (the producer's acquire "
+                   "starts pre-inverted, the consumer's wait does not).")]
+
+
+def _cadence_problem(b: Blocked, threads, arrivers: set[str]) -> str | None:
+    """Why the awaited slot cannot produce the phase this wait needs, if the reason is the rate
+    of completions rather than the order of arrivals; None otherwise."""
+    slot = b.wait.slot
+    if slot.anomalies:
+        return slot.anomalies[0]
+    if slot.tx != 0:
+        return (f"its phase cannot complete: {slot.tx} transaction byte(s) remain "
+                f"{'expected but never delivered' if slot.tx > 0 else 'delivered beyond what was expected'}")
+    seen = slot.seen.get(b.thread.index)
+    since = slot.completions - (seen if seen is not None else 0)
+    if since >= 2:
+        return (f"overrun: the slot completed {since} phases since this partition last passed a wait on it, "
+                "so the parity it polls came back before it looked")
+    came = {threads[i].name for i in slot.phase_arrivers if i < len(threads)}
+    if 0 < slot.pending < slot.count and arrivers and arrivers <= came:
+        return (f"every partition that arrives on it ({', '.join(sorted(arrivers))}) has arrived for this phase, "
+                f"yet {slot.pending} of {slot.count} expected arrivals are missing: the init count is not reachable")
+    return None
+
+
+def _arriving_partitions(slot, threads) -> set[str]:
+    return {threads[who].name for event, _, who in slot.history if event == "arrive" and 0 <= who < len(threads)}
+
+
+def _arrive_lines(slot) -> set[int]:
+    return {line for event, line, _ in slot.history[-8:] if event in ("arrive", "tx")}
+
+
+def _barrier_name(b: Blocked) -> str:
+    ref = b.wait.slot.ref
+    name = ref.alloc.results[0] if ref.alloc.results else ref.alloc.name
+    return name + "".join(f"[{i if i is not None else '?'}]" for i in ref.indices)
+
+
+def _witness(result: RunResult) -> dict:
+    return {
+        "policy": result.policy,
+        "steps": result.steps,
+        "blocked": [
+            {
+                "partition": b.thread.name,
+                "line": b.line,
+                "iteration": list(b.wait.iteration),
+                "parity_awaited": b.wait.parity,
+                "slot_parity": b.wait.slot.parity,
+                "completions": b.wait.slot.completions,
+                "pending_arrivals": b.wait.slot.pending,
+                "pending_bytes": b.wait.slot.tx,
+                "last_ops": [{"line": ln, "op": name, "iteration": list(it)} for ln, name, it in b.thread.trail[-6:]],
+            }
+            for b in result.blocked
+        ],
+    }

@@ -1,0 +1,71 @@
+"""Findings: what `check` reports, one model shared by the CLI, the report and the agent.
+
+Kinds and severities follow architecture.md §4. A finding always carries the IR lines involved
+and the evidence behind it, so a reader can verify it without trusting the tool.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Severity(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+class Kind(str, Enum):
+    DEADLOCK_NO_PRODUCER = "deadlock.no_producer"
+    DEADLOCK_PARITY_CADENCE = "deadlock.parity_cadence"
+    DEADLOCK_CYCLE = "deadlock.cycle"
+    WAIT_REDUNDANT = "wait.redundant"
+    PHASE_CONSTANT_IN_LOOP = "phase.constant_in_loop"
+    RACE_PACKED_TMEM_OVERWRITE = "race.packed_tmem_overwrite"
+    RACE_REDUNDANT_ZERO_STORE = "race.redundant_zero_store"
+    RACE_MISSING_ACQUIRE = "race.missing_acquire"
+    RACE_UNSYNCHRONIZED_READ = "race.unsynchronized_read"
+    TOKEN_NOT_LOOP_CARRIED = "token.not_loop_carried"
+    CHANNEL_SAME_PARTITION = "channel.same_partition"
+    EXPECT_BYTES_MISMATCH = "expect.bytes_mismatch"
+    BUFFER_SINGLE_COPY = "buffer.single_copy"
+
+
+HANG_KINDS = frozenset(
+    {
+        Kind.DEADLOCK_NO_PRODUCER.value,
+        Kind.DEADLOCK_PARITY_CADENCE.value,
+        Kind.DEADLOCK_CYCLE.value,
+        Kind.EXPECT_BYTES_MISMATCH.value,
+        Kind.PHASE_CONSTANT_IN_LOOP.value,
+    }
+)
+
+
+class Finding(BaseModel):
+    """One verdict with its evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    severity: Severity
+    message: str
+    partitions: list[str] = Field(default_factory=list)
+    barrier: str | None = None
+    buffer_id: int | None = None
+    lines: list[int] = Field(default_factory=list)
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    suggestion: str | None = None
+
+    def sort_key(self) -> tuple:
+        order = {"error": 0, "warning": 1, "info": 2}
+        return (order[self.severity.value], min(self.lines) if self.lines else 0, self.kind)
+
+
+def finding(kind: Kind, severity: Severity, message: str, **kw: Any) -> Finding:
+    lines = sorted(set(kw.pop("lines", []) or []))
+    partitions = list(dict.fromkeys(kw.pop("partitions", []) or []))
+    return Finding(kind=kind.value, severity=severity, message=message, lines=lines, partitions=partitions, **kw)

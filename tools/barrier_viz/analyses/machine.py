@@ -1,0 +1,765 @@
+"""A concrete interpreter of warp-specialized kernels at barrier granularity.
+
+Why: whether a wait deadlocks depends on which phase of which slot it polls at which iteration,
+and on the order other partitions can arrive in. Reading formulas gets this wrong in exactly the
+cases that matter (peeled iterations, conditional increments, wrap-around counters, rings that
+only misbehave after they wrap). So we run the program: integers (loop counters, slot indices,
+phases, predicates) are computed concretely, tensors are opaque, and every mbarrier slot keeps the
+exact hardware state (parity, pending arrivals, transaction bytes; ir-semantics.md §4).
+
+Each partition of `ttg.warp_specialize` is a Python generator that yields at every barrier
+operation; a scheduler (`analyses.schedule`) decides who runs next. Asynchronous arrivals (TMA
+bytes landing, tcgen05 commits, MMA barrier lists) complete when the issuing op executes: that is
+one legal schedule, the one where the hardware is fast.
+
+Unknown integers (function arguments) take one concrete value for the whole run (`params`), so
+every partition computes the same trip counts, including peeled first iterations.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..ir.model import Block, Operation, Region
+from ..ir.vocab import LOOP_OPS
+
+Value = Any  # int, Ref, or None (opaque)
+
+_INT_TYPE = re.compile(r"^i(\d+)$")
+_MEMDESC = re.compile(r"!ttg\.memdesc<([^,>]*)")
+_ELEM_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i1": 8, "i8": 8, "i16": 16, "i32": 32,
+              "i64": 64, "f8E4M3FN": 8, "f8E5M2": 8, "f8E4M3FNUZ": 8, "f8E5M2FNUZ": 8, "tf32": 32}
+
+
+class SimulationError(Exception):
+    """The interpreter met something it cannot model faithfully (reported, never guessed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A memory descriptor value: allocation instance plus the indices applied to it."""
+
+    alloc: Operation
+    instance: int
+    indices: tuple[int | None, ...] = ()
+
+    def index(self, i: int | None) -> "Ref":
+        return Ref(self.alloc, self.instance, self.indices + (i,))
+
+    @property
+    def key(self) -> tuple[int, int, tuple[int | None, ...]]:
+        return (id(self.alloc), self.instance, self.indices)
+
+
+@dataclass(slots=True)
+class BarrierSlot:
+    """Exact mbarrier state: parity, expected count, pending arrivals, transaction bytes."""
+
+    ref: Ref
+    count: int
+    pending: int
+    tx: int = 0
+    parity: int = 0
+    completions: int = 0
+    arrivals: int = 0
+    anomalies: list[str] = field(default_factory=list)
+    init_line: int = 0
+    history: list[tuple[str, int, int]] = field(default_factory=list)  # (event, line, thread index)
+    seen: dict[int, int] = field(default_factory=dict)  # thread index -> completions when it last passed a wait
+    phase_arrivers: set[int] = field(default_factory=set)  # threads that arrived since the last completion
+
+    def arrive(self, n: int, line: int, who: int) -> None:
+        self.arrivals += 1
+        if n > self.pending:
+            self.anomalies.append(f"{n} arrivals at line {line} exceed the {self.pending} pending")
+            self.pending = 0
+        else:
+            self.pending -= n
+        self.history.append(("arrive", line, who))
+        if len(self.history) > 64:
+            del self.history[:32]
+        self.phase_arrivers.add(who)
+        self._maybe_complete()
+
+    def expect(self, nbytes: int, line: int, who: int) -> None:
+        self.tx += nbytes
+        self.arrive(1, line, who)
+
+    def complete_tx(self, nbytes: int, line: int, who: int) -> None:
+        self.tx -= nbytes
+        if self.tx < 0:
+            self.anomalies.append(f"TMA bytes at line {line} exceed the bytes expected ({self.tx})")
+        self.history.append(("tx", line, who))
+        self._maybe_complete()
+
+    def _maybe_complete(self) -> None:
+        if self.pending == 0 and self.tx == 0:
+            self.parity ^= 1
+            self.completions += 1
+            self.pending = self.count
+            self.phase_arrivers = set()
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """A blocking request a partition yields: wait until `slot.parity != parity`."""
+
+    op: Operation
+    slot: BarrierSlot
+    parity: int
+    iteration: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A visible non-blocking barrier operation (arrive, expect, copy, commit) about to run."""
+
+    op: Operation
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """The parent of a `ttg.warp_specialize` waits for every partition thread to finish."""
+
+    op: Operation
+    children: tuple["Thread", ...]
+
+    @property
+    def satisfied(self) -> bool:
+        return all(c.done for c in self.children)
+
+
+@dataclass
+class Params:
+    """Concrete values for what the IR leaves open."""
+
+    int_args: int = 1024
+    program_id: int = 0
+    num_programs: int = 1
+    unknown_trips: int = 3
+    max_steps: int = 200_000
+
+
+@dataclass
+class Thread:
+    """One partition's execution."""
+
+    index: int
+    name: str
+    gen: Iterator[Any]
+    pending: Any = None
+    done: bool = False
+    steps: int = 0
+    trail: list[tuple[int, str, tuple[int, ...]]] = field(default_factory=list)  # (line, op, iteration)
+
+
+class Machine:
+    """Shared state of one run: barrier slots, allocation instances, and the threads."""
+
+    def __init__(self, function: Operation, params: Params | None = None):
+        self.function = function
+        self.params = params or Params()
+        self.slots: dict[tuple, BarrierSlot] = {}
+        self.instances: dict[int, int] = {}
+        self.notes: list[str] = []
+        self.threads: list[Thread] = []
+        self.ws_op: Operation | None = None
+        self.loop_trips: dict[int, int] = {}  # id(loop op) -> most iterations in one entry
+        self.loop_exits: dict[int, int] = {}  # id(loop op) -> how many times the loop finished
+
+    # -- setup --------------------------------------------------------------------------------
+    def start(self) -> list[Thread]:
+        """Create the main thread: it runs the function body and forks one thread per partition
+        region when it reaches `ttg.warp_specialize` (then waits for them to finish)."""
+        body = self.function.regions[0].blocks[0] if self.function.regions and self.function.regions[0].blocks else None
+        if body is None:
+            raise SimulationError("function has no body")
+        if not any(o.name == "ttg.warp_specialize" for o in self.function.walk()):
+            if any("async_task_id" in o.attributes or "ttg.partition" in o.attributes for o in self.function.walk()):
+                raise SimulationError("pre-partition IR (task ids, no warp_specialize) is not simulated")
+        self.threads.append(Thread(0, "main", self._run_block_fresh(body)))
+        return self.threads
+
+    def _entry_env(self, body: Block) -> dict[str, Value]:
+        return {arg.name: self._arg_value(arg.type) for arg in body.arguments}
+
+    def _run_block_fresh(self, body: Block) -> Iterator[Wait | Step]:
+        yield from self._exec_block(body, self._entry_env(body), 0, ())
+
+    def _arg_value(self, type_: str | None) -> Value:
+        if type_ and _INT_TYPE.match(type_):
+            return self.params.int_args
+        return None
+
+    # -- execution ----------------------------------------------------------------------------
+    def _run_region(self, region: Region, env: dict[str, Value], who: int) -> Iterator[Wait | Step]:
+        yield from self._exec_block(region.blocks[0], env, who, ())
+
+    def _exec_block(self, block: Block, env: dict[str, Value], who: int, it: tuple[int, ...]) -> Iterator[Wait | Step]:
+        for op in block.operations:
+            yield from self._exec(op, env, who, it)
+
+    def _exec(self, op: Operation, env: dict[str, Value], who: int, it: tuple[int, ...]) -> Iterator[Wait | Step]:
+        name = op.name
+        handler = _HANDLERS.get(name)
+        if handler is not None:
+            yield from handler(self, op, env, who, it)
+            return
+        if name.startswith("arith."):
+            _arith(self, op, env)
+            return
+        # Opaque op: results unknown. Regions of unknown ops are not entered.
+        for r in op.results:
+            env[r] = None
+
+    # -- barrier state --------------------------------------------------------------------------
+    def slot(self, ref: Value, op: Operation) -> BarrierSlot | None:
+        if not isinstance(ref, Ref):
+            return None
+        return self.slots.get(ref.key)
+
+    def get(self, env: dict[str, Value], name: str) -> Value:
+        return env.get(name)
+
+
+# -- handlers ---------------------------------------------------------------------------------------
+def _truthy(v: Value) -> bool:
+    """Unknown predicates are taken as true: the kernel has work to do."""
+    return True if v is None else bool(v)
+
+
+def _pred(op: Operation, env: dict[str, Value], index: int) -> bool:
+    if index < len(op.operands) and op.operand_depths and op.operand_depths[index] == 0:
+        return _truthy(env.get(op.operands[index]))
+    return True
+
+
+def _positional(op: Operation) -> list[str]:
+    if not op.operand_depths:
+        return list(op.operands)
+    return [n for n, d in zip(op.operands, op.operand_depths) if d == 0]
+
+
+def _bracketed_after(op: Operation, start: int) -> list[tuple[str, str | None]]:
+    """`%bar[%pred]` items: a depth-0 operand followed by a depth-1 operand, from position `start`
+    of the positional operands on."""
+    items: list[tuple[str, str | None]] = []
+    ops, depths = op.operands, op.operand_depths or [0] * len(op.operands)
+    pos = -1
+    i = 0
+    while i < len(ops):
+        if depths[i] == 0:
+            pos += 1
+            if pos >= start:
+                pred = ops[i + 1] if i + 1 < len(ops) and depths[i + 1] > 0 else None
+                items.append((ops[i], pred))
+        i += 1
+    return items
+
+
+def _memdesc_bytes(type_: str | None) -> int | None:
+    if not type_:
+        return None
+    m = _MEMDESC.search(type_)
+    if not m:
+        return None
+    dims = m.group(1).strip().split("x")
+    elem = dims[-1]
+    bits = _ELEM_BITS.get(elem)
+    if bits is None:
+        return None
+    try:
+        n = math.prod(int(d) for d in dims[:-1]) if len(dims) > 1 else 1
+    except ValueError:
+        return None
+    return n * bits // 8
+
+
+def _h_alloc(m: Machine, op: Operation, env, who, it):
+    inst = m.instances.get(id(op), 0) + 1
+    m.instances[id(op)] = inst
+    for r in op.results:
+        env[r] = Ref(op, inst) if not r.endswith("#1") else None
+    return
+    yield  # pragma: no cover
+
+
+def _h_view(m: Machine, op: Operation, env, who, it):
+    base = env.get(op.operands[0]) if op.operands else None
+    if op.name == "ttg.memdesc_index" and isinstance(base, Ref):
+        idx = env.get(op.operands[1]) if len(op.operands) > 1 else None
+        if idx is None and op.literals:
+            try:
+                idx = int(op.literals[0])
+            except ValueError:
+                idx = None
+        env[op.results[0]] = base.index(idx if isinstance(idx, int) else None)
+    else:
+        for r in op.results:
+            env[r] = base
+    return
+    yield  # pragma: no cover
+
+
+def _h_init(m: Machine, op: Operation, env, who, it):
+    ref = env.get(op.operands[0]) if op.operands else None
+    count = int(op.literals[0]) if op.literals and op.literals[0].lstrip("-").isdigit() else 1
+    if isinstance(ref, Ref):
+        m.slots[ref.key] = BarrierSlot(ref, count, count, init_line=op.line)
+    return
+    yield  # pragma: no cover
+
+
+def _h_inval(m: Machine, op: Operation, env, who, it):
+    return
+    yield  # pragma: no cover
+
+
+def _need_slot(m: Machine, op: Operation, env, name: str) -> BarrierSlot | None:
+    ref = env.get(name)
+    slot = m.slot(ref, op)
+    if slot is None and isinstance(ref, Ref):
+        m.notes.append(f"line {op.line}: barrier used before init_barrier (or with an unknown slot index)")
+    return slot
+
+
+def _h_wait(m: Machine, op: Operation, env, who, it):
+    pos = _positional(op)
+    if len(pos) > 2 and not _truthy(env.get(pos[2])):
+        return
+    slot = _need_slot(m, op, env, pos[0])
+    phase = env.get(pos[1]) if len(pos) > 1 else None
+    if phase is None and op.literals:
+        phase = int(op.literals[0]) if op.literals[0].lstrip("-").isdigit() else None
+    if slot is None or phase is None:
+        return
+    yield Wait(op, slot, int(phase) & 1, it)
+
+
+def _h_arrive(m: Machine, op: Operation, env, who, it):
+    pos = _positional(op)
+    if len(pos) > 1 and not _truthy(env.get(pos[1])):
+        return
+    count = int(op.literals[0]) if op.literals and op.literals[0].isdigit() else 1
+    slot = _need_slot(m, op, env, pos[0])
+    if slot is None:
+        return
+    yield Step(op)
+    slot.arrive(count, op.line, who)
+
+
+def _h_expect(m: Machine, op: Operation, env, who, it):
+    pos = _positional(op)
+    if len(pos) > 1 and not _truthy(env.get(pos[1])):
+        return
+    nbytes = int(op.literals[0]) if op.literals and op.literals[0].isdigit() else 0
+    slot = _need_slot(m, op, env, pos[0])
+    if slot is None:
+        return
+    yield Step(op)
+    slot.expect(nbytes, op.line, who)
+
+
+def _h_tma_load(m: Machine, op: Operation, env, who, it):
+    pos = _positional(op)  # desc, dst, bar, pred
+    if len(pos) < 3:
+        return
+    if len(pos) > 3 and not _truthy(env.get(pos[3])):
+        return
+    slot = _need_slot(m, op, env, pos[2])
+    nbytes = _memdesc_bytes(op.types[-1] if op.types else None)
+    if slot is None or nbytes is None:
+        return
+    yield Step(op)
+    slot.complete_tx(nbytes, op.line, who)
+
+
+def _h_mma(m: Machine, op: Operation, env, who, it):
+    pos = _positional(op)
+    first_bar = 7 if op.name.endswith("_scaled") else 5
+    if len(pos) > 4 and not _truthy(env.get(pos[first_bar - 1])):
+        return  # predicated off: no MMA, no arrivals
+    items = _bracketed_after(op, first_bar)
+    if not items:
+        return
+    yield Step(op)
+    for bar, pred in items:
+        if pred is not None and not _truthy(env.get(pred)):
+            continue
+        slot = _need_slot(m, op, env, bar)
+        if slot is not None:
+            slot.arrive(1, op.line, who)
+
+
+def _h_commit(m: Machine, op: Operation, env, who, it):
+    pos = _positional(op)
+    if len(pos) > 1 and not _truthy(env.get(pos[1])):
+        return
+    slot = _need_slot(m, op, env, pos[0])
+    if slot is None:
+        return
+    yield Step(op)
+    slot.arrive(1, op.line, who)
+
+
+def _h_store_wait(m: Machine, op: Operation, env, who, it):
+    items = _bracketed_after(op, 1)
+    if not items:
+        return
+    yield Step(op)
+    for bar, pred in items:
+        if pred is not None and not _truthy(env.get(pred)):
+            continue
+        slot = _need_slot(m, op, env, bar)
+        if slot is not None:
+            slot.arrive(1, op.line, who)
+
+
+def _h_for(m: Machine, op: Operation, env, who, it):
+    lb, ub, step = (env.get(n) for n in op.operands[:3])
+    inits = [env.get(n) for n in op.operands[3:]]
+    region = op.regions[0] if op.regions else None
+    if region is None or not region.blocks:
+        return
+    body = region.blocks[0]
+    args = body.arguments
+    if None in (lb, ub, step):
+        trips = m.params.unknown_trips
+        lb, step = (lb if isinstance(lb, int) else 0), (step if isinstance(step, int) and step > 0 else 1)
+        ub = lb + trips * step
+        m.notes.append(f"line {op.line}: loop bounds unknown; ran {trips} iterations")
+    if step <= 0:
+        m.notes.append(f"line {op.line}: non-positive loop step; loop skipped")
+        for r, v in zip(op.results, inits):
+            env[r] = v
+        return
+    carried = inits
+    k = 0
+    iv = lb
+    while iv < ub:
+        if args:
+            env[args[0].name] = iv
+        for a, v in zip(args[1:], carried):
+            env[a.name] = v
+        yield from _exec_body(m, body, env, who, it + (k,))
+        carried = _yielded(body, env, len(carried))
+        iv += step
+        k += 1
+        if k > m.loop_trips.get(id(op), 0):
+            m.loop_trips[id(op)] = k
+    for r, v in zip(op.results, carried):
+        env[r] = v
+
+
+def _exec_body(m: Machine, block: Block, env, who, it):
+    for inner in block.operations:
+        if inner.name in ("scf.yield", "scf.condition"):
+            continue
+        yield from m._exec(inner, env, who, it)
+
+
+def _yielded(block: Block, env, n: int) -> list[Value]:
+    term = block.operations[-1] if block.operations else None
+    if term is None or term.name not in ("scf.yield", "scf.condition"):
+        return [None] * n
+    return [env.get(name) for name in term.operands]
+
+
+def _h_while(m: Machine, op: Operation, env, who, it):
+    if len(op.regions) < 2:
+        return
+    before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    carried = [env.get(n) for n in op.operands]
+    k = 0
+    limit = None
+    while True:
+        for a, v in zip(before.arguments, carried):
+            env[a.name] = v
+        yield from _exec_body(m, before, env, who, it + (k,))
+        term = before.operations[-1] if before.operations else None
+        if term is None or term.name != "scf.condition":
+            return
+        cond = env.get(term.operands[0]) if term.operands else None
+        forwarded = [env.get(n) for n in term.operands[1:]]
+        if cond is None:
+            limit = m.params.unknown_trips if limit is None else limit
+            if k >= limit:
+                cond = False
+                m.notes.append(f"line {op.line}: while condition unknown; ran {limit} iterations")
+        if not cond:
+            m.loop_exits[id(op)] = m.loop_exits.get(id(op), 0) + 1
+            for r, v in zip(op.results, forwarded):
+                env[r] = v
+            return
+        for a, v in zip(after.arguments, forwarded):
+            env[a.name] = v
+        yield from _exec_body(m, after, env, who, it + (k,))
+        carried = _yielded(after, env, len(carried))
+        k += 1
+        m.loop_trips[id(op)] = max(m.loop_trips.get(id(op), 0), k)
+
+
+def _h_if(m: Machine, op: Operation, env, who, it):
+    cond = env.get(op.operands[0]) if op.operands else None
+    branch = 0 if _truthy(cond) else 1
+    if branch >= len(op.regions) or not op.regions[branch].blocks:
+        for r in op.results:
+            env[r] = None
+        return
+    block = op.regions[branch].blocks[0]
+    yield from _exec_body(m, block, env, who, it)
+    values = _yielded(block, env, len(op.results))
+    for r, v in zip(op.results, values):
+        env[r] = v
+
+
+def _h_program_id(m: Machine, op: Operation, env, who, it):
+    env[op.results[0]] = m.params.program_id
+    return
+    yield  # pragma: no cover
+
+
+def _h_num_programs(m: Machine, op: Operation, env, who, it):
+    env[op.results[0]] = m.params.num_programs
+    return
+    yield  # pragma: no cover
+
+
+def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
+    """Fork: each region runs as its own thread; the default region sees the parent's values,
+    partitionN regions see the captures as block arguments. The parent waits for all."""
+    captures = [env.get(name) for name in op.operands]
+    children: list[Thread] = []
+    for k, region in enumerate(op.regions):
+        if not region.blocks:
+            continue
+        if region.label == "default":
+            penv = dict(env)
+        else:
+            penv = {arg.name: captures[i] if i < len(captures) else None for i, arg in enumerate(region.arguments)}
+        index = len(m.threads)
+        thread = Thread(index, region.label or f"region{k}", m._exec_block(region.blocks[0], penv, index, it))
+        m.threads.append(thread)
+        children.append(thread)
+    m.ws_op = op
+    yield Join(op, tuple(children))
+    for r in op.results:
+        env[r] = None
+
+
+def _h_create_token(m: Machine, op: Operation, env, who, it):
+    """An NVWS token stands for a full and an empty barrier array of `numBuffers` slots, each
+    expecting one arrival (the token-lowering pass makes exactly these)."""
+    inst = m.instances.get(id(op), 0) + 1
+    m.instances[id(op)] = inst
+    n = op.attr("numBuffers")
+    n = n if isinstance(n, int) and n > 0 else 1
+    ref = Ref(op, inst)
+    for side in ("full", "empty"):
+        for i in range(n):
+            slot_ref = Ref(op, inst, (side, i))
+            m.slots[slot_ref.key] = BarrierSlot(slot_ref, 1, 1, init_line=op.line)
+    for r in op.results:
+        env[r] = ref
+    return
+    yield  # pragma: no cover
+
+
+def _token_slot(m: Machine, op: Operation, env, side: str) -> BarrierSlot | None:
+    pos = _positional(op)
+    tok = env.get(pos[0]) if pos else None
+    idx = env.get(pos[1]) if len(pos) > 1 else None
+    if not isinstance(tok, Ref) or not isinstance(idx, int):
+        return None
+    return m.slots.get(Ref(tok.alloc, tok.instance, (side, idx)).key)
+
+
+def _h_token_wait(m: Machine, op: Operation, env, who, it):
+    pos = _positional(op)
+    producer = op.name == "nvws.producer_acquire"
+    if len(pos) > 3 and not _truthy(env.get(pos[3])):
+        return
+    slot = _token_slot(m, op, env, "empty" if producer else "full")
+    phase = env.get(pos[2]) if len(pos) > 2 else None
+    if slot is None or phase is None:
+        return
+    yield Wait(op, slot, (int(phase) ^ (1 if producer else 0)) & 1, it)
+
+
+def _h_token_arrive(m: Machine, op: Operation, env, who, it):
+    slot = _token_slot(m, op, env, "full" if op.name == "nvws.producer_commit" else "empty")
+    if slot is None:
+        return
+    yield Step(op)
+    slot.arrive(1, op.line, who)
+
+
+_HANDLERS = {
+    "nvws.create_token": _h_create_token,
+    "nvws.producer_acquire": _h_token_wait,
+    "nvws.consumer_wait": _h_token_wait,
+    "nvws.producer_commit": _h_token_arrive,
+    "nvws.consumer_release": _h_token_arrive,
+    "ttg.local_alloc": _h_alloc,
+    "ttng.tmem_alloc": _h_alloc,
+    "ttg.memdesc_index": _h_view,
+    "ttg.memdesc_subview": _h_view,
+    "ttg.memdesc_subslice": _h_view,
+    "ttng.tmem_subslice": _h_view,
+    "ttg.memdesc_reinterpret": _h_view,
+    "ttg.memdesc_trans": _h_view,
+    "ttg.memdesc_reshape": _h_view,
+    "ttng.init_barrier": _h_init,
+    "ttng.inval_barrier": _h_inval,
+    "ttng.wait_barrier": _h_wait,
+    "ttng.arrive_barrier": _h_arrive,
+    "ttng.barrier_expect": _h_expect,
+    "ttng.async_tma_copy_global_to_local": _h_tma_load,
+    "ttng.async_tma_gather": _h_tma_load,
+    "ttng.tc_gen5_mma": _h_mma,
+    "ttng.tc_gen5_mma_scaled": _h_mma,
+    "ttng.tc_gen5_commit": _h_commit,
+    "ttng.async_tma_store_token_wait": _h_store_wait,
+    "scf.for": _h_for,
+    "scf.while": _h_while,
+    "scf.if": _h_if,
+    "tt.get_program_id": _h_program_id,
+    "tt.get_num_programs": _h_num_programs,
+    "ttg.warp_specialize": _h_warp_specialize,
+}
+
+
+# -- arith ------------------------------------------------------------------------------------------
+def _width(type_: str | None) -> int | None:
+    if type_ is None:
+        return None
+    if type_ == "index":
+        return 64
+    m = _INT_TYPE.match(type_)
+    return int(m.group(1)) if m else None
+
+
+def _wrap(v: int, width: int | None) -> int:
+    """Canonical form of an integer of `width` bits: two's complement signed (i1: 0 or 1)."""
+    if width is None:
+        return v
+    v &= (1 << width) - 1
+    if width > 1 and v >> (width - 1):
+        v -= 1 << width
+    return v
+
+
+def _u(v: int, width: int | None) -> int:
+    """The unsigned reading of a canonical value."""
+    return v if width is None else v & ((1 << width) - 1)
+
+
+def _signed(v: int, width: int | None) -> int:
+    if width is None:
+        return v
+    v &= (1 << width) - 1
+    return v - (1 << width) if width > 1 and v >> (width - 1) else v
+
+
+def _constant(op: Operation) -> Value:
+    lits = [x for x in op.literals if x not in ("<", ">", "dense")]
+    if not lits or "dense" in op.literals:
+        return None
+    t = lits[0]
+    if t in ("true", "false"):
+        return 1 if t == "true" else 0
+    try:
+        return _wrap(int(t, 0), _width(op.result_types[0] if op.result_types else None))
+    except ValueError:
+        return None
+
+
+def _arith(m: Machine, op: Operation, env: dict[str, Value]) -> None:
+    name = op.name[6:]
+    rtype = op.result_types[0] if op.result_types else None
+    width = _width(rtype)
+    if name == "constant":
+        env[op.results[0]] = _constant(op)
+        return
+    args = [env.get(n) for n in op.operands]
+    if not op.results:
+        return
+    if any(a is None for a in args) or not args:
+        env[op.results[0]] = None
+        return
+    src_width = _width(op.types[0]) if op.types else width
+    result: Value
+    try:
+        result = _ARITH.get(name, _unknown)(args, width, src_width, op)
+    except (ZeroDivisionError, ValueError, TypeError):
+        result = None
+    env[op.results[0]] = _wrap(result, width) if isinstance(result, int) else None
+
+
+def _unknown(args, width, src_width, op):
+    return None
+
+
+def _cmp(args, width, src_width, op):
+    pred = next((a for a in _cmp_pred(op)), "eq")
+    a, b = args
+    sa, sb = _signed(a, src_width), _signed(b, src_width)
+    ua, ub = _u(a, src_width), _u(b, src_width)
+    table = {"eq": ua == ub, "ne": ua != ub, "slt": sa < sb, "sle": sa <= sb, "sgt": sa > sb, "sge": sa >= sb,
+             "ult": ua < ub, "ule": ua <= ub, "ugt": ua > ub, "uge": ua >= ub}
+    return int(table[pred])
+
+
+def _cmp_pred(op: Operation) -> list[str]:
+    words = list(getattr(op, "keywords", [])) + list(op.literals)
+    preds = [t for t in words if t in ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")]
+    if preds:
+        return preds
+    raw = op.attributes.get("predicate", "")
+    return [raw.strip()] if raw else []
+
+
+def _div_s(a, b, w):
+    sa, sb = _signed(a, w), _signed(b, w)
+    q = abs(sa) // abs(sb)
+    return q if (sa >= 0) == (sb >= 0) else -q
+
+
+def _rem_s(a, b, w):
+    sa, sb = _signed(a, w), _signed(b, w)
+    r = abs(sa) % abs(sb)
+    return r if sa >= 0 else -r
+
+
+_ARITH = {
+    "addi": lambda a, w, sw, op: a[0] + a[1],
+    "subi": lambda a, w, sw, op: a[0] - a[1],
+    "muli": lambda a, w, sw, op: a[0] * a[1],
+    "divui": lambda a, w, sw, op: _u(a[0], w) // _u(a[1], w),
+    "divsi": lambda a, w, sw, op: _div_s(a[0], a[1], w),
+    "ceildivsi": lambda a, w, sw, op: -(-_signed(a[0], w) // _signed(a[1], w)),
+    "ceildivui": lambda a, w, sw, op: -(-_u(a[0], w) // _u(a[1], w)),
+    "floordivsi": lambda a, w, sw, op: _signed(a[0], w) // _signed(a[1], w),
+    "remui": lambda a, w, sw, op: _u(a[0], w) % _u(a[1], w),
+    "remsi": lambda a, w, sw, op: _rem_s(a[0], a[1], w),
+    "andi": lambda a, w, sw, op: a[0] & a[1],
+    "ori": lambda a, w, sw, op: a[0] | a[1],
+    "xori": lambda a, w, sw, op: a[0] ^ a[1],
+    "shli": lambda a, w, sw, op: a[0] << _u(a[1], w),
+    "shrui": lambda a, w, sw, op: _u(a[0], w) >> _u(a[1], w),
+    "shrsi": lambda a, w, sw, op: _signed(a[0], w) >> _u(a[1], w),
+    "extui": lambda a, w, sw, op: _u(a[0], sw),
+    "extsi": lambda a, w, sw, op: _signed(a[0], sw),
+    "trunci": lambda a, w, sw, op: a[0],
+    "index_cast": lambda a, w, sw, op: _signed(a[0], sw),
+    "index_castui": lambda a, w, sw, op: _u(a[0], sw),
+    "select": lambda a, w, sw, op: a[1] if a[0] else a[2],
+    "cmpi": _cmp,
+    "maxsi": lambda a, w, sw, op: max(_signed(a[0], w), _signed(a[1], w)),
+    "minsi": lambda a, w, sw, op: min(_signed(a[0], w), _signed(a[1], w)),
+    "maxui": lambda a, w, sw, op: max(_u(a[0], w), _u(a[1], w)),
+    "minui": lambda a, w, sw, op: min(_u(a[0], w), _u(a[1], w)),
+}

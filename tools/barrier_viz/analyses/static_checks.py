@@ -1,0 +1,351 @@
+"""Verdicts read from the IR's structure, without running it.
+
+Each rule looks at one shape the phase model makes suspicious and states its evidence:
+
+* `phase.constant_in_loop`: a wait inside a loop whose parity never changes there, on a barrier
+  that is not re-initialised in that loop (ir-semantics §7.3).
+* `wait.redundant`: a second wait on the same slot with the same parity, or with the inverted
+  parity the previous flip already serves; harmless over-synchronization (info).
+* `expect.bytes_mismatch`: `barrier_expect` bytes differ from the bytes the TMA copies on that
+  barrier deliver (the phase never completes exactly).
+* `race.unsynchronized_read`: a partition reads a TMA-filled buffer and nowhere in the iteration
+  (at the copy's loop level) waits on the barrier the copy signals (a dropped full-wait).
+  Software-pipelined loops wait for the next use at the end of the body, so the whole
+  iteration counts, not only what precedes the read.
+* `race.missing_acquire`: a producer refills a buffer without a wait, in the iteration, on a
+  barrier its readers arrive on after reading it (a dropped empty-wait).
+* `channel.same_partition`: a wait whose barrier is only arrived by synchronous arrives of its
+  own partition: it orders nothing across partitions (ir-semantics §7.4).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..facts.barriers import Barrier, BarrierUse, Role
+from ..facts.values import OpResult
+from ..ir.model import Operation
+from ..ir.vocab import LOOP_OPS
+from .findings import Finding, Kind, Severity, finding
+
+_STOP_AT = LOOP_OPS | {"ttg.warp_specialize", "nvws.warp_group", "tt.func", "func.func", "builtin.module"}
+# Operand positions (positional operands) that read a buffer, per op.
+_READS = {
+    "ttng.tc_gen5_mma": (0, 1),
+    "ttng.tc_gen5_mma_scaled": (0, 1),
+    "ttng.warp_group_dot": (0, 1),
+    "tt.dot": (0, 1),
+    "ttg.local_load": (0,),
+    "ttng.async_tma_copy_local_to_global": (1,),
+}
+
+
+def static_findings(analysis) -> list[Finding]:
+    out: list[Finding] = []
+    out += constant_phase(analysis)
+    out += redundant_waits(analysis)
+    out += expect_mismatches(analysis)
+    out += tma_channel_races(analysis)
+    out += same_partition_channels(analysis)
+    return out
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def innermost_loop(op: Operation) -> Operation | None:
+    return next((a for a in op.ancestors() if a.name in LOOP_OPS), None)
+
+
+def loop_depth(op: Operation) -> int:
+    """Loops enclosing `op` inside its partition (or function)."""
+    depth = 0
+    for a in op.ancestors():
+        if a.name in _STOP_AT - LOOP_OPS:
+            break
+        if a.name in LOOP_OPS:
+            depth += 1
+    return depth
+
+
+def preceding_in_iteration(op: Operation, levels: int = 0) -> Iterator[Operation]:
+    """Operations executed before `op` in the same iteration of its innermost loop (or since the
+    partition started), nearest first; nested regions of earlier ops included. With `levels`,
+    the iteration is the one of the loop that many levels further out (what runs before the
+    inner loop in the enclosing iteration counts too)."""
+    cur = op
+    while True:
+        block = cur.block
+        if block is None:
+            return
+        idx = block.operations.index(cur)
+        for prev in reversed(block.operations[:idx]):
+            yield from reversed(list(prev.walk()))
+        parent = block.region.parent if block.region is not None else None
+        if parent is None or parent.name in _STOP_AT - LOOP_OPS:
+            return
+        if parent.name in LOOP_OPS:
+            if levels <= 0:
+                return
+            levels -= 1
+        cur = parent
+
+
+def following_in_iteration(op: Operation, levels: int = 0) -> Iterator[Operation]:
+    """`op` itself, then what runs after it in the same iteration of its innermost loop (or of
+    the loop `levels` further out)."""
+    yield op
+    cur = op
+    while True:
+        block = cur.block
+        if block is None:
+            return
+        idx = block.operations.index(cur)
+        for nxt in block.operations[idx + 1 :]:
+            yield from nxt.walk()
+        parent = block.region.parent if block.region is not None else None
+        if parent is None or parent.name in _STOP_AT - LOOP_OPS:
+            return
+        if parent.name in LOOP_OPS:
+            if levels <= 0:
+                return
+            levels -= 1
+        cur = parent
+
+
+def _varies_in(name: str, at: Operation, loop: Operation, analysis, budget: int = 400) -> bool:
+    """Does value `name` (used at `at`) change from one iteration of `loop` to the next?"""
+    stack = [(name, at)]
+    seen: set[tuple[str, int]] = set()
+    while stack and budget > 0:
+        budget -= 1
+        n, where = stack.pop()
+        if (n, id(where)) in seen:
+            continue
+        seen.add((n, id(where)))
+        defn = analysis.values.lookup(n, where)
+        if defn is None:
+            continue
+        if isinstance(defn, OpResult):
+            op = defn.op
+            if loop in op.ancestors():
+                if op.name in LOOP_OPS or op.name == "scf.if":
+                    return True  # results of nested control flow: assume they vary
+                stack.extend((o, op) for o in op.operands)
+            continue
+        block = defn.block
+        owner = block.region.parent if block is not None and block.region is not None else None
+        if owner is not None and (owner is loop or loop in owner.ancestors()):
+            return True
+    return budget <= 0
+
+
+def _slot_key(use: BarrierUse) -> tuple:
+    return tuple(s.constant if s.constant is not None else s.value for s in use.slots)
+
+
+def _barrier_label(b: Barrier, use: BarrierUse | None = None) -> str:
+    slots = "".join(f"[{s.constant if s.constant is not None else s.value}]" for s in (use.slots if use else ()))
+    return f"{b.name}{slots}"
+
+
+# -- rules --------------------------------------------------------------------------------------
+def constant_phase(analysis) -> list[Finding]:
+    out: list[Finding] = []
+    for b in analysis.barriers.barriers:
+        inits = [u for u in b.uses if u.role is Role.INIT]
+        for u in b.uses:
+            if u.role not in (Role.WAIT, Role.ACQUIRE) or u.phase is None:
+                continue
+            loop = innermost_loop(u.op)
+            if loop is None:
+                continue
+            if any(loop in i.op.ancestors() for i in inits) or (b.alloc is not None and loop in b.alloc.ancestors()):
+                continue  # re-initialised every iteration: its phase restarts, a constant is right
+            if _varies_in(u.phase, u.op, loop, analysis):
+                continue
+            out.append(finding(
+                Kind.PHASE_CONSTANT_IN_LOOP, Severity.error,
+                f"The wait at line {u.line} polls a parity that never changes inside the loop at line {loop.line}, "
+                f"on {_barrier_label(b, u)}, which is reused every iteration: after the first completion it either "
+                "always passes (no protection) or never passes (hang).",
+                lines=[u.line, loop.line], partitions=[u.partition] if u.partition else [], barrier=_barrier_label(b, u),
+                evidence={"phase_operand": u.phase, "loop_line": loop.line},
+                suggestion="Derive the phase from the loop's use counter: ((n / depth) & 1), inverted for the producer's acquire."))
+    return out
+
+
+def redundant_waits(analysis) -> list[Finding]:
+    out: list[Finding] = []
+    for b in analysis.barriers.barriers:
+        waits = [u for u in b.uses if u.role is Role.WAIT and u.phase is not None]
+        arrive_ops = {id(u.op) for u in b.uses if u.role not in (Role.WAIT, Role.INIT, Role.INVAL)}
+        for later in waits:
+            for prev in preceding_in_iteration(later.op):
+                if id(prev) in arrive_ops:
+                    break
+                earlier = next((w for w in waits if w.op is prev), None)
+                if earlier is None or _slot_key(earlier) != _slot_key(later) or earlier.partition != later.partition:
+                    continue
+                relation = _phase_relation(earlier, later, analysis)
+                if relation is None:
+                    continue
+                out.append(finding(
+                    Kind.WAIT_REDUNDANT, Severity.info,
+                    f"The wait at line {later.line} repeats the wait at line {earlier.line} on {_barrier_label(b, later)} "
+                    + ("with the same parity: the phase it needs has already completed, so it passes at once."
+                       if relation == "same" else
+                       "with the opposite parity: it is served by the previous flip, the correct 'redundant acquire' pattern."),
+                    lines=[earlier.line, later.line], partitions=[later.partition] if later.partition else [],
+                    barrier=_barrier_label(b, later), evidence={"relation": relation}))
+                break
+    return out
+
+
+def _phase_relation(a: BarrierUse, b: BarrierUse, analysis) -> str | None:
+    if a.phase == b.phase:
+        return "same"
+    for x, y in ((a, b), (b, a)):
+        defn = analysis.values.lookup(y.phase, y.op)
+        if isinstance(defn, OpResult) and defn.op.name == "arith.xori" and x.phase in defn.op.operands:
+            return "inverted"
+    return None
+
+
+def expect_mismatches(analysis) -> list[Finding]:
+    out: list[Finding] = []
+    for check in analysis.buffers.expects:
+        if check.status != "mismatched":
+            continue
+        lines = [check.line] + [c.line for c in check.copies]
+        name = check.barrier.name if check.barrier else None
+        out.append(finding(
+            Kind.EXPECT_BYTES_MISMATCH, Severity.error,
+            f"barrier_expect at line {check.line} declares {check.declared} bytes but its TMA copies deliver "
+            f"{check.delivered}: the transaction count never returns to zero exactly, so the phase never completes.",
+            lines=lines, partitions=list(check.partitions), barrier=name,
+            evidence={"declared": check.declared, "delivered": check.delivered,
+                      "copies": [{"line": c.line, "bytes": c.bytes, "buffer": c.member} for c in check.copies]},
+            suggestion="Set the expect size to the sum of the bytes of every copy signalling this barrier."))
+    return out
+
+
+def _root(analysis, name: str, at: Operation):
+    t = analysis.tracer.trace(name, at)
+    return t.key if t.resolved else None
+
+
+def _positional(op: Operation) -> list[str]:
+    depths = op.operand_depths if len(op.operand_depths) == len(op.operands) else [0] * len(op.operands)
+    return [n for n, d in zip(op.operands, depths) if d == 0]
+
+
+def tma_channel_races(analysis) -> list[Finding]:
+    """Dropped full-waits (readers) and dropped empty-waits (writers) of TMA-filled buffers."""
+    barrier_of_use: dict[int, list[tuple]] = {}
+    waits_by_op: dict[int, list[tuple]] = {}
+    for b in analysis.barriers.barriers:
+        key = (id(b.alloc), 0) if b.alloc is not None else None
+        for u in b.uses:
+            if u.role in (Role.WAIT, Role.ACQUIRE):
+                waits_by_op.setdefault(id(u.op), []).append((key, b))
+            elif u.role in (Role.ARRIVE, Role.MMA_ARRIVE, Role.COMMIT, Role.RELEASE, Role.EXPECT):
+                barrier_of_use.setdefault(id(u.op), []).append((key, b))
+    # Writers: TMA copies, with the buffer they fill and the barrier they signal.
+    writes: dict[tuple, list[tuple[Operation, tuple | None]]] = {}
+    for op in analysis.ops:
+        if op.name != "ttng.async_tma_copy_global_to_local":
+            continue
+        pos = _positional(op)
+        if len(pos) < 3:
+            continue
+        buf, bar = _root(analysis, pos[1], op), _root(analysis, pos[2], op)
+        if buf is not None:
+            writes.setdefault(buf, []).append((op, bar))
+    if not writes:
+        return []
+    reads: dict[tuple, list[Operation]] = {}
+    for op in analysis.ops:
+        positions = _READS.get(op.name)
+        if not positions:
+            continue
+        pos = _positional(op)
+        for k in positions:
+            if k < len(pos):
+                root = _root(analysis, pos[k], op)
+                if root in writes:
+                    reads.setdefault(root, []).append(op)
+    out: list[Finding] = []
+    pname = analysis.partition_name
+    for buf, all_writers in writes.items():
+        # A copy issued before the partitions fork (function prologue) is ordered before every
+        # partition by the fork itself.
+        writers = [(w, bar) for w, bar in all_writers if pname(w) is not None]
+        if not writers:
+            continue
+        writer_parts = {pname(w) for w, _ in writers}
+        depth = min(loop_depth(w) for w, _ in writers)
+        readers = [r for r in reads.get(buf, []) if pname(r) is not None and pname(r) not in writer_parts]
+        full_bars = {bar for _, bar in writers if bar is not None}
+        for r in readers:
+            up = max(0, loop_depth(r) - depth)
+            waited = {k for p in _same_iteration(r, up) for k, _ in waits_by_op.get(id(p), [])}
+            if full_bars and not (waited & full_bars):
+                out.append(finding(
+                    Kind.RACE_UNSYNCHRONIZED_READ, Severity.error,
+                    f"{pname(r)} reads {_buf_name(buf, writers)} at line {r.line} without first waiting "
+                    f"on the barrier its TMA copy signals (line {writers[0][0].line}): it can read the slot before the data lands.",
+                    lines=[r.line] + [w.line for w, _ in writers], partitions=[pname(r)],
+                    evidence={"buffer": _buf_name(buf, writers), "copy_lines": [w.line for w, _ in writers]},
+                    suggestion="Wait on the slot's full barrier (with the use's parity) before the read."))
+        by_partition: dict[str | None, set] = {}
+        for r in readers:
+            up = max(0, loop_depth(r) - depth)
+            released = {k for f in following_in_iteration(r, up) for k, _ in barrier_of_use.get(id(f), [])}
+            by_partition.setdefault(pname(r), set()).update(released)
+        for w, _ in writers:
+            waited = {k for p in _same_iteration(w) for k, _ in waits_by_op.get(id(p), [])}
+            if any(k[0] is not None and not analysis.arrivers.get(k[0]) for k in waited):
+                continue  # it waits on a barrier nothing arrives on: a deadlock, reported as such
+            missing = [q for q, rel in by_partition.items() if rel and not (waited & rel)]
+            if missing:
+                out.append(finding(
+                    Kind.RACE_MISSING_ACQUIRE, Severity.error,
+                    f"{pname(w)} refills {_buf_name(buf, writers)} at line {w.line} without waiting for "
+                    f"the release of its reader(s) {', '.join(str(m) for m in missing)}: a slot still being read can be overwritten.",
+                    lines=[w.line] + [r.line for r in readers if pname(r) in missing],
+                    partitions=[p for p in [pname(w), *missing] if p],
+                    evidence={"buffer": _buf_name(buf, writers), "readers": [r.line for r in readers]},
+                    suggestion="Wait on the empty barrier the readers arrive on (pre-inverted parity) before the copy."))
+    return out
+
+
+def _same_iteration(op: Operation, levels: int = 0) -> Iterator[Operation]:
+    """Everything in `op`'s loop iteration: what precedes it, and what follows it (which, in a
+    software-pipelined loop, is the previous iteration's tail: rotated waits sit there)."""
+    yield from preceding_in_iteration(op, levels)
+    yield from following_in_iteration(op, levels)
+
+
+def _buf_name(key: tuple, writers) -> str:
+    op = writers[0][0]
+    pos = _positional(op)
+    return pos[1] if len(pos) > 1 else "buffer"
+
+
+def same_partition_channels(analysis) -> list[Finding]:
+    out: list[Finding] = []
+    for b in analysis.barriers.barriers:
+        arrives = [u for u in b.uses if u.role not in (Role.WAIT, Role.ACQUIRE, Role.INIT, Role.INVAL)]
+        if not arrives or any(u.role is not Role.ARRIVE for u in arrives):
+            continue  # asynchronous arrivals (TMA, tcgen05) make even a same-partition wait meaningful
+        for u in b.uses:
+            if u.role is not Role.WAIT or u.partition is None:
+                continue
+            if all(a.partition == u.partition for a in arrives):
+                out.append(finding(
+                    Kind.CHANNEL_SAME_PARTITION, Severity.warning,
+                    f"The wait at line {u.line} on {_barrier_label(b, u)} is only ever satisfied by synchronous arrives of "
+                    f"its own partition ({u.partition}, lines {', '.join(str(a.line) for a in arrives)}): it orders "
+                    "nothing across partitions.",
+                    lines=[u.line] + [a.line for a in arrives], partitions=[u.partition], barrier=_barrier_label(b, u),
+                    evidence={"arrive_lines": [a.line for a in arrives]}))
+    return out

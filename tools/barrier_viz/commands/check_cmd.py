@@ -1,0 +1,71 @@
+"""`check`: findings with their evidence; exit 1 when any is an error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..analyses.findings import Finding
+from ..analyses.verdicts import CheckResult, check
+from ..analysis import Analysis
+from ..render.console import console
+from ..schemas import InputRef
+from ..session import Selection
+
+
+class CheckSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    errors: int
+    warnings: int
+    infos: int
+
+
+class CheckDoc(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    schema_: str = Field("barrier-viz/check/v1", alias="schema")
+    input: InputRef
+    summary: CheckSummary
+    findings: list[Finding]
+    simulation: dict[str, Any] | None = None
+    warnings: list[str] = []
+
+
+def check_document(sel: Selection, *, warnings: list[str] | None = None, simulate: bool = True) -> tuple[CheckDoc, CheckResult]:
+    result = check(Analysis(sel), simulate=simulate)
+    count = lambda s: sum(1 for f in result.findings if f.severity.value == s)  # noqa: E731
+    doc = CheckDoc(
+        input=InputRef(**sel.input_ref()),
+        summary=CheckSummary(errors=count("error"), warnings=count("warning"), infos=count("info")),
+        findings=result.findings,
+        simulation=result.deadlocks.summary() if result.deadlocks else None,
+        warnings=warnings or [],
+    )
+    return doc, result
+
+
+def render_check_text(doc: CheckDoc) -> None:
+    out = console()
+    s = doc.summary
+    out.print(f"{doc.input.path} [unit {doc.input.unit_index}: {doc.input.unit}]"
+              + (f" @{doc.input.function}" if doc.input.function else ""))
+    out.print(f"{s.errors} error(s), {s.warnings} warning(s), {s.infos} info")
+    for f in doc.findings:
+        out.print(f"\n{f.severity.value.upper()} {f.kind}  lines {', '.join(map(str, f.lines))}")
+        out.print(f"  {f.message}")
+        if f.partitions:
+            out.print(f"  partitions: {', '.join(f.partitions)}")
+        if f.barrier:
+            out.print(f"  barrier: {f.barrier}")
+        blocked = f.evidence.get("blocked") or (f.evidence.get("witness") or {}).get("blocked")
+        if blocked:
+            out.print("  witness:")
+            for b in blocked:
+                it = ",".join(map(str, b["iteration"])) or "-"
+                out.print(f"    {b['partition']} stuck at line {b['line']} (iteration {it}) awaiting parity "
+                          f"{b['parity_awaited']}; slot completed {b['completions']} phase(s)")
+        if f.suggestion:
+            out.print(f"  suggestion: {f.suggestion}")
+    if doc.simulation:
+        runs = ", ".join(f"{r['policy']}: {r['outcome']}" for r in doc.simulation["runs"])
+        out.print(f"\nsimulation (integer arguments = {doc.simulation['int_args']}): {runs}")

@@ -1,0 +1,124 @@
+"""`graph`: report section 2, the barrier dependency graph, as ASCII, DOT, Mermaid or JSON.
+
+The document is built once from `analyses.graph` and every rendering reads the document, so the
+four formats cannot disagree. Output is deterministic: nodes in partition order, edges in pipeline
+order (see `analyses.graph.build_graph`), no timestamps or ids from memory addresses.
+"""
+
+from __future__ import annotations
+
+from pydantic import ConfigDict, Field
+
+from ..analyses.graph import DependencyGraph, GraphEdge, build_graph
+from ..analysis import Analysis
+from ..schemas import InputRef, _Model
+from ..session import Selection
+
+
+class GraphNodeModel(_Model):
+    id: str = Field(description="partition name as written in the IR (`main`: outside partitions)")
+    label: str = Field(description="role from the partition's key operations")
+    task_id: int | None = None
+    warps: int | None = None
+    type: str | None = Field(None, description="ttg.partition.types entry (a compiler hint)")
+    lines: list[int] | None = None
+    rank: int = Field(0, description="pipeline position: depth from the sources over forward edges")
+
+
+class DataModel(_Model):
+    name: str
+    alloc: str = Field(description="SSA name of the allocation")
+    line: int
+    shape: str = Field(description="one slot: dims x element type")
+    space: str | None = None
+    buffer_id: int | None = None
+
+
+class EdgeLines(_Model):
+    arrive: list[int]
+    wait: list[int]
+
+
+class GraphEdgeModel(_Model):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    from_: str = Field(alias="from", description="arriving partition")
+    to: str = Field(description="waiting partition")
+    barrier: str = Field(description="logical barrier id (as in `barriers`)")
+    barrier_name: str
+    channel: str | None = Field(None, description="full / empty for NVWS token and aref channels")
+    slots: int | None = None
+    mechanism: str
+    mechanisms: list[str]
+    agent: str | None = Field(None, description="engine that performs the arrival for the issuing partition")
+    data: list[DataModel]
+    data_source: str = Field(description="ends | iteration | any-access | arriver | waiter | none")
+    direction: str = Field(description="forward | backward")
+    source: str = Field(description="what decided the direction: constraints | lowering | tma | phase | dataflow")
+    source_note: str
+    lines: EdgeLines
+    self_loop: bool
+    return_edge: bool = Field(description="backward edge of a persistent kernel: feeds the next iteration")
+    dst_task_mismatch: bool = False
+
+
+class UnmatchedModel(_Model):
+    barrier: str
+    barrier_name: str
+    partition: str
+    kind: str
+    lines: list[int]
+
+
+class GraphDoc(_Model):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    schema_: str = Field("barrier-viz/graph/v1", alias="schema")
+    input: InputRef
+    persistent: bool
+    nodes: list[GraphNodeModel]
+    edges: list[GraphEdgeModel]
+    unmatched: list[UnmatchedModel]
+    warnings: list[str] = []
+
+
+def graph_document(sel: Selection, *, warnings: list[str] | None = None) -> GraphDoc:
+    return document_from_graph(sel.input_ref(), build_graph(Analysis(sel)), warnings=warnings)
+
+
+def document_from_graph(input_ref: dict, g: DependencyGraph, *, warnings: list[str] | None = None) -> GraphDoc:
+    return GraphDoc(
+        input=InputRef(**input_ref),
+        persistent=g.persistent,
+        nodes=[GraphNodeModel(id=n.id, label=n.label, task_id=n.task_id, warps=n.warps, type=n.type,
+                              lines=list(n.lines) if n.lines else None, rank=g.ranks.get(n.id, 0)) for n in g.nodes],
+        edges=[_edge(e) for e in g.edges],
+        unmatched=[UnmatchedModel(barrier=u.barrier, barrier_name=u.barrier_name, partition=u.partition, kind=u.kind,
+                                  lines=list(u.lines)) for u in g.unmatched],
+        warnings=warnings or [],
+    )
+
+
+def _edge(e: GraphEdge) -> GraphEdgeModel:
+    return GraphEdgeModel(
+        from_=e.source_node, to=e.target_node, barrier=e.barrier, barrier_name=e.barrier_name, channel=e.channel,
+        slots=e.slots, mechanism=e.mechanism, mechanisms=list(e.mechanisms), agent=e.agent,
+        data=[DataModel(name=d.name, alloc=d.alloc, line=d.line, shape=d.shape, space=d.space, buffer_id=d.buffer_id)
+              for d in e.data],
+        data_source=e.data_source, direction=e.direction, source=e.direction_source, source_note=e.direction_note,
+        lines=EdgeLines(arrive=list(e.arrive_lines), wait=list(e.wait_lines)), self_loop=e.self_loop,
+        return_edge=e.return_edge, dst_task_mismatch=e.dst_task_mismatch,
+    )
+
+
+def render_graph(doc: GraphDoc, fmt: str) -> str:
+    """The document in one of the text formats: ascii, dot, mermaid."""
+    if fmt == "dot":
+        from ..render.dot import render_dot
+
+        return render_dot(doc)
+    if fmt == "mermaid":
+        from ..render.mermaid import render_mermaid
+
+        return render_mermaid(doc)
+    from ..render.ascii_graph import render_ascii
+
+    return render_ascii(doc)

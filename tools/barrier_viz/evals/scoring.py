@@ -1,0 +1,180 @@
+"""Scoring: match reported findings against a case's expectations, then aggregate.
+
+Definitions (so the numbers printed by `eval` mean one thing):
+
+* An expectation matches a reported finding when the kinds match (the group `hang` matches any
+  hang kind) and every other key it gives (barrier, buffer_id, partition, line) matches. An
+  expectation of a hang or race kind needs an *error* finding: a warning is not a verdict.
+* A reported finding is a **true positive** of its kind when it matches an expectation, a
+  **false positive** when its kind is listed `absent` for the case, and unjudged otherwise (the
+  case says nothing about it). Precision = TP / (TP + FP) over judged findings only.
+* **deadlock recall**: over cases that expect a hang, the share where some hang-kind error was
+  reported. **false deadlocks**: known-good cases (a hang is listed absent) with a hang-kind
+  error. **race recall**: matched / expected over expectations of `race.*` kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..analyses.findings import HANG_KINDS
+from .cases import HANG_GROUP, Case
+
+STRICT_PREFIXES = ("deadlock.", "race.", "expect.", "phase.")
+
+
+@dataclass
+class Reported:
+    """A finding as the scorer sees it, from `check` or parsed from an agent's output."""
+
+    kind: str
+    severity: str = "error"
+    lines: list[int] = field(default_factory=list)
+    partitions: list[str] = field(default_factory=list)
+    barrier: str | None = None
+    buffer_id: int | None = None
+    message: str = ""
+
+    @property
+    def is_hang(self) -> bool:
+        return self.kind in HANG_KINDS and self.severity == "error"
+
+
+def kind_matches(expected: str, r: Reported) -> bool:
+    if expected == HANG_GROUP:
+        return r.is_hang
+    if r.kind != expected:
+        return False
+    if expected in HANG_KINDS or expected.startswith("race."):
+        return r.severity == "error"
+    return True
+
+
+def expectation_matches(e: dict[str, Any], r: Reported) -> bool:
+    if not kind_matches(e["kind"], r):
+        return False
+    if "partition" in e and e["partition"] not in r.partitions:
+        return False
+    if "line" in e and int(e["line"]) not in r.lines:
+        return False
+    if "buffer_id" in e and r.buffer_id != e["buffer_id"]:
+        return False
+    if "barrier" in e and (r.barrier is None or str(e["barrier"]) not in r.barrier):
+        return False
+    return True
+
+
+def absent_matches(pattern: str, r: Reported) -> bool:
+    """Whether `r` is a finding the case says must not be reported."""
+    if pattern == HANG_GROUP:
+        return r.is_hang
+    if pattern.endswith(".*"):
+        return r.kind.startswith(pattern[:-1]) and r.severity != "info"
+    return r.kind == pattern
+
+
+@dataclass
+class CaseScore:
+    """One case's outcome."""
+
+    case: Case
+    reported: list[Reported]
+    matched: list[dict] = field(default_factory=list)
+    missed: list[dict] = field(default_factory=list)
+    false: list[tuple[str, Reported]] = field(default_factory=list)  # (absent pattern, finding)
+    true_findings: list[Reported] = field(default_factory=list)
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and not self.missed and not self.false
+
+    @property
+    def hang_reported(self) -> bool:
+        return any(r.is_hang for r in self.reported)
+
+
+def score_case(case: Case, reported: list[Reported], error: str | None = None, seconds: float = 0.0) -> CaseScore:
+    s = CaseScore(case, reported, error=error, seconds=seconds)
+    for e in case.findings:
+        hit = [r for r in reported if expectation_matches(e, r)]
+        (s.matched if hit else s.missed).append(e)
+        for r in hit:
+            if r not in s.true_findings:
+                s.true_findings.append(r)
+    for r in reported:
+        for pattern in case.absent:
+            if absent_matches(pattern, r):
+                s.false.append((pattern, r))
+                break
+    return s
+
+
+def summarize(scores: list[CaseScore]) -> dict[str, Any]:
+    """The `summary` object of the eval document."""
+    per: dict[str, dict[str, int]] = {}
+
+    def row(kind: str) -> dict[str, int]:
+        return per.setdefault(kind, {"expected": 0, "matched": 0, "tp": 0, "fp": 0})
+
+    for s in scores:
+        for e in s.case.findings:
+            r = row(e["kind"])
+            r["expected"] += 1
+            r["matched"] += e in s.matched
+        labels = {e["kind"] for e in s.case.findings}
+        for f in s.true_findings:
+            row(f.kind)["tp"] += 1
+            if HANG_GROUP in labels and f.is_hang:
+                row(HANG_GROUP)["tp"] += 1
+        for pattern, f in s.false:
+            row(f.kind)["fp"] += 1
+            if f.is_hang:
+                row(HANG_GROUP)["fp"] += 1
+    per_kind = {}
+    for kind in sorted(per):
+        r = per[kind]
+        judged = r["tp"] + r["fp"]
+        per_kind[kind] = {
+            "recall": round(r["matched"] / r["expected"], 4) if r["expected"] else None,
+            "precision": round(r["tp"] / judged, 4) if judged else None,
+            "support": r["expected"],
+            "false_positives": r["fp"],
+        }
+    dl = [s for s in scores if s.case.expects_deadlock]
+    good = [s for s in scores if s.case.known_good]
+    race_exp = [(s, e) for s in scores for e in s.case.findings if e["kind"].startswith("race.")]
+    return {
+        "cases": len(scores),
+        "passed": sum(s.passed for s in scores),
+        "errors": sum(s.error is not None for s in scores),
+        "deadlock_cases": len(dl),
+        "deadlock_recall": round(sum(s.hang_reported for s in dl) / len(dl), 4) if dl else None,
+        "known_good_cases": len(good),
+        "false_deadlocks": sum(s.hang_reported for s in good),
+        "race_expectations": len(race_exp),
+        "race_recall": round(sum(e in s.matched for s, e in race_exp) / len(race_exp), 4) if race_exp else None,
+        "per_kind": per_kind,
+    }
+
+
+def check_thresholds(summary: dict[str, Any], thresholds: dict[str, Any]) -> list[str]:
+    """Every threshold the summary misses, one sentence each (empty when all hold)."""
+    out = []
+    for key, limit in thresholds.items():
+        if key == "min_cases":
+            if summary["cases"] < limit:
+                out.append(f"cases {summary['cases']} < min_cases {limit}")
+            continue
+        if key.startswith("max_") or key == "false_deadlocks":
+            name = key[4:] if key.startswith("max_") else key
+            value = summary.get(name)
+            if value is not None and value > limit:
+                out.append(f"{name} {value} > {limit}")
+            continue
+        value = summary.get(key)
+        if value is not None and value < limit:
+            out.append(f"{key} {value} < {limit}")
+    return out

@@ -1,0 +1,757 @@
+"""Barrier facts: every synchronizing operation, what it does, and which logical barrier it hits.
+
+Report section 5 (SSA value to barrier map) and the barrier half of section 2 are made of these
+facts. Two steps:
+
+1. **Classify** each operation by its written form (`barrier_operands`): which operand is a
+   barrier, the role the op plays on it (init, expect, arrive, wait, ...), the mechanism of the
+   skill's table it belongs to, its count or bytes, phase and predicate operands. Operand
+   positions follow the printed formats of `docs/ir-semantics.md` section 3; bracketed operands
+   (`%d[%token]`, `%bar[%pred]`, TMA coordinates) are told apart by `Operation.operand_depths`,
+   so the MMA barrier list is found after the fixed operands whatever the token and scale
+   operands are.
+2. **Resolve** each barrier operand to its logical barrier with `Tracer` (the one place SSA
+   values are followed): one logical barrier is one allocation, an `i64` shared-memory array of
+   N slots; a named barrier is its constant id (constants are rematerialised in every partition,
+   so the id, not the SSA value, is the identity); an aref is its `nvws.aref.create`; a legacy
+   NVWS token its `nvws.create_token`. A use that cannot be resolved is kept as `Unresolved`
+   with the reason, never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Iterable
+
+from ..ir.model import BlockArgument, Operation
+from ..ir.vocab import LOOP_OPS
+from .partitions import PartitionMap
+from .trace import Trace, Tracer
+from .values import OpResult, ValueIndex
+
+
+class Mechanism(str, Enum):
+    """The skill's barrier mechanism table (plus the TMA-store wait that arrives on barriers).
+
+    `MBARRIER` marks ops that belong to every mbarrier mechanism alike (init, inval, wait): which
+    mechanism a wait waits for is decided by who arrives on its barrier."""
+
+    MBARRIER_TMA = "mbarrier_tma"
+    MBARRIER_EXPLICIT = "mbarrier_explicit"
+    TCGEN05_COMMIT = "tcgen05_commit"
+    MMA_BARRIER = "mma_barrier"
+    NAMED_BARRIER = "named_barrier"
+    NVWS_TOKEN = "nvws_token"
+    AREF = "aref"
+    ASYNC_COPY_ARRIVE = "async_copy_mbarrier_arrive"
+    TMA_STORE_WAIT_ARRIVE = "tma_store_wait_arrive"
+    MBARRIER = "mbarrier"
+
+
+class Role(str, Enum):
+    """What one operation does to one barrier."""
+
+    INIT = "init"
+    INVAL = "inval"
+    EXPECT = "expect"
+    ARRIVE = "arrive"
+    WAIT = "wait"
+    COMMIT = "commit"
+    ACQUIRE = "acquire"
+    RELEASE = "release"
+    PUT_ENTER = "put_enter"
+    PUT_EXIT = "put_exit"
+    GET_ENTER = "get_enter"
+    GET_EXIT = "get_exit"
+    TMA_ARRIVE = "tma_arrive"
+    MMA_ARRIVE = "mma_arrive"
+
+
+class BarrierKind(str, Enum):
+    """What a logical barrier is made of, which decides how it is identified."""
+
+    MBARRIER = "mbarrier"
+    NAMED = "named"
+    AREF = "aref"
+    NVWS_TOKEN = "nvws_token"
+
+
+# Hop kinds (`Hop.via`) this module treats specially: the root itself is not an alias, and
+# a named barrier's rematerialised constants are.
+ALLOCATION_HOP = "allocation"
+CONSTANT_HOP = "constant"
+LOCAL_ALLOC = "ttg.local_alloc"
+CONSTANT = "arith.constant"
+CREATE_TOKEN = "nvws.create_token"
+AREF_CREATE = "nvws.aref.create"
+# Fixed operands of the MMAs before their `, %bar[%pred]` list: A, B, D, (scale A, scale B),
+# useD, pred (ir-semantics 3.6).
+_MMA_FIXED = {"ttng.tc_gen5_mma": 5, "ttng.tc_gen5_mma_scaled": 7}
+_INT = re.compile(r"^-?\d+$")
+_WIDTH = re.compile(r"^(?:[a-z]+)?(\d+)")
+
+
+# -- classification ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class BarrierOperand:
+    """One barrier operand of one operation, as the operation's written form says.
+
+    `stage` is a slot operand written on the op itself (NVWS tokens, arefs); mbarrier slots come
+    from the `memdesc_index` ops met while tracing. `op_predicate` is an MMA's own `pred`, which
+    gates its barrier arrivals together with the per-barrier `predicate`."""
+
+    op: Operation = field(compare=False, repr=False)
+    operand: str
+    role: Role
+    mechanism: Mechanism
+    kind: BarrierKind
+    count: int | None = None
+    bytes: int | None = None
+    phase: str | None = None
+    predicate: str | None = None
+    op_predicate: str | None = None
+    stage: str | None = None
+    count_operand: str | None = None
+
+
+def _items(op: Operation) -> list[tuple[str, list[str]]]:
+    """Positional operands, each with the operands written in brackets right after it
+    (`%d[%tok]` -> ("%d", ["%tok"]); `%bar[%pred]` -> ("%bar", ["%pred"]))."""
+    depths = op.operand_depths if len(op.operand_depths) == len(op.operands) else [0] * len(op.operands)
+    items: list[tuple[str, list[str]]] = []
+    for name, depth in zip(op.operands, depths):
+        if depth == 0 or not items:
+            items.append((name, []))
+        else:
+            items[-1][1].append(name)
+    return items
+
+
+def _positional(op: Operation) -> list[str]:
+    return [name for name, _ in _items(op)]
+
+
+def _int_literal(op: Operation, k: int = 0) -> int | None:
+    """The k-th integer literal written in the op's header (`init_barrier %b, 1`)."""
+    ints = [int(t) for t in op.literals if _INT.match(t)]
+    return ints[k] if k < len(ints) else None
+
+
+def _at(values: list[str], k: int) -> str | None:
+    return values[k] if k < len(values) else None
+
+
+def _read_init(op: Operation) -> list[BarrierOperand]:
+    pos = _positional(op)
+    count = _int_literal(op)
+    if count is None:
+        count = _attr_int(op, "count")
+    return [BarrierOperand(op, pos[0], Role.INIT, Mechanism.MBARRIER, BarrierKind.MBARRIER, count=count)] if pos else []
+
+
+def _read_inval(op: Operation) -> list[BarrierOperand]:
+    pos = _positional(op)
+    return [BarrierOperand(op, pos[0], Role.INVAL, Mechanism.MBARRIER, BarrierKind.MBARRIER)] if pos else []
+
+
+def _read_wait(op: Operation) -> list[BarrierOperand]:
+    """`$alloc, $phase (, $pred)? (deps $deps)?`: one type per barrier and per dep, so the
+    operands past `len(types) - 1` deps from the end are alloc, phase, pred."""
+    pos = _positional(op)
+    deps = max(0, len(op.types) - 1)
+    own = pos[: len(pos) - deps] if deps else pos
+    if not own:
+        return []
+    return [BarrierOperand(op, own[0], Role.WAIT, Mechanism.MBARRIER, BarrierKind.MBARRIER,
+                           phase=_at(own, 1), predicate=_at(own, 2))]
+
+
+def _read_arrive(op: Operation) -> list[BarrierOperand]:
+    """`$alloc, $count (, $pred)?` with `count` an integer literal."""
+    pos = _positional(op)
+    count = _int_literal(op)
+    if count is None:
+        count = _attr_int(op, "count")
+    return [BarrierOperand(op, pos[0], Role.ARRIVE, Mechanism.MBARRIER_EXPLICIT, BarrierKind.MBARRIER,
+                           count=count, predicate=_at(pos, 1))] if pos else []
+
+
+def _read_expect(op: Operation) -> list[BarrierOperand]:
+    """`$alloc, $size attr-dict, $pred`: one arrival plus a transaction-byte expectation."""
+    pos = _positional(op)
+    size = _int_literal(op)
+    if size is None:
+        size = _attr_int(op, "size")
+    return [BarrierOperand(op, pos[0], Role.EXPECT, Mechanism.MBARRIER_TMA, BarrierKind.MBARRIER,
+                           count=1, bytes=size, predicate=_at(pos, 1))] if pos else []
+
+
+def _read_tma_load(op: Operation) -> list[BarrierOperand]:
+    """`$desc[$coord] $result, $barrier, $pred (, $multicast)?`: the barrier is the third
+    positional operand (coordinates are bracketed); the bytes it delivers are the destination's."""
+    pos = _positional(op)
+    if len(pos) < 3:
+        return []
+    dst_type = op.result_types[0] if op.result_types else None
+    return [BarrierOperand(op, pos[2], Role.TMA_ARRIVE, Mechanism.MBARRIER_TMA, BarrierKind.MBARRIER,
+                           bytes=memdesc_bytes(dst_type), predicate=_at(pos, 3))]
+
+
+def _read_mma(op: Operation) -> list[BarrierOperand]:
+    """`A, B, D[tok], (scaleA, scaleB,) useD, pred (, %bar[%pred])*`: every positional operand
+    after the fixed ones is a barrier, its bracketed operand its predicate."""
+    items = _items(op)
+    fixed = _MMA_FIXED[op.name]
+    mma_pred = items[fixed - 1][0] if len(items) >= fixed else None
+    out = []
+    for name, bracketed in items[fixed:]:
+        out.append(BarrierOperand(op, name, Role.MMA_ARRIVE, Mechanism.MMA_BARRIER, BarrierKind.MBARRIER,
+                                  count=1, predicate=_at(bracketed, 0), op_predicate=mma_pred))
+    return out
+
+
+def _read_commit(op: Operation) -> list[BarrierOperand]:
+    """`$barrier (, $pred)? (descs $descs)?`: one type per barrier and per desc."""
+    pos = _positional(op)
+    descs = max(0, len(op.types) - 1)
+    own = pos[: len(pos) - descs] if descs else pos
+    if not own:
+        return []
+    return [BarrierOperand(op, own[0], Role.COMMIT, Mechanism.TCGEN05_COMMIT, BarrierKind.MBARRIER,
+                           count=1, predicate=_at(own, 1))]
+
+
+def _read_async_copy_arrive(op: Operation) -> list[BarrierOperand]:
+    """Counts as one arrival only with `noIncrement` (ir-semantics 3.12); otherwise net zero."""
+    pos = _positional(op)
+    count = 1 if "noIncrement" in op.attributes else 0
+    return [BarrierOperand(op, pos[0], Role.ARRIVE, Mechanism.ASYNC_COPY_ARRIVE, BarrierKind.MBARRIER,
+                           count=count)] if pos else []
+
+
+def _read_store_wait(op: Operation) -> list[BarrierOperand]:
+    """`TOKEN (, %bar[%pred])* (nvws_token %tok[%idx])*`: the barriers (one i64 memdesc type
+    each) arrive once the store has read SMEM; the `nvws_token` entries after them release a
+    token slot (token lowering turns them into such barriers)."""
+    items = _items(op)[1:]
+    n_barriers = sum(1 for t in op.types if is_barrier_type(t))
+    out = []
+    for k, (name, bracketed) in enumerate(items):
+        if k < n_barriers:
+            out.append(BarrierOperand(op, name, Role.ARRIVE, Mechanism.TMA_STORE_WAIT_ARRIVE, BarrierKind.MBARRIER,
+                                      count=1, predicate=_at(bracketed, 0)))
+        else:
+            out.append(BarrierOperand(op, name, Role.RELEASE, Mechanism.NVWS_TOKEN, BarrierKind.NVWS_TOKEN,
+                                      stage=_at(bracketed, 0)))
+    return out
+
+
+def _read_named(role: Role) -> Callable[[Operation], list[BarrierOperand]]:
+    """`$id, $numThreads`, both i32 values; the thread count is the barrier's count."""
+
+    def read(op: Operation) -> list[BarrierOperand]:
+        pos = _positional(op)
+        return [BarrierOperand(op, pos[0], role, Mechanism.NAMED_BARRIER, BarrierKind.NAMED,
+                               count_operand=_at(pos, 1))] if pos else []
+
+    return read
+
+
+def _read_token(role: Role, has_phase: bool) -> Callable[[Operation], list[BarrierOperand]]:
+    """Legacy token ops: `(token, i32 slot[, i1 phase])`."""
+
+    def read(op: Operation) -> list[BarrierOperand]:
+        pos = _positional(op)
+        if not pos:
+            return []
+        return [BarrierOperand(op, pos[0], role, Mechanism.NVWS_TOKEN, BarrierKind.NVWS_TOKEN,
+                               phase=_at(pos, 2) if has_phase else None, stage=_at(pos, 1))]
+
+    return read
+
+
+def _read_aref(role: Role, is_enter: bool) -> Callable[[Operation], list[BarrierOperand]]:
+    """`AREF([STAGE, PHASE])?` on enter, `AREF([STAGE])?, TOKEN` on exit."""
+
+    def read(op: Operation) -> list[BarrierOperand]:
+        items = _items(op)
+        if not items:
+            return []
+        name, bracketed = items[0]
+        return [BarrierOperand(op, name, role, Mechanism.AREF, BarrierKind.AREF,
+                               phase=_at(bracketed, 1) if is_enter else None, stage=_at(bracketed, 0))]
+
+    return read
+
+
+_READERS: dict[str, Callable[[Operation], list[BarrierOperand]]] = {
+    "ttng.init_barrier": _read_init,
+    "ttng.inval_barrier": _read_inval,
+    "ttng.wait_barrier": _read_wait,
+    "ttng.arrive_barrier": _read_arrive,
+    "ttng.barrier_expect": _read_expect,
+    "ttng.async_tma_copy_global_to_local": _read_tma_load,
+    "ttng.tc_gen5_mma": _read_mma,
+    "ttng.tc_gen5_mma_scaled": _read_mma,
+    "ttng.tc_gen5_commit": _read_commit,
+    "ttng.async_copy_mbarrier_arrive": _read_async_copy_arrive,
+    "ttng.async_tma_store_token_wait": _read_store_wait,
+    "ttng.arrive_barrier_named": _read_named(Role.ARRIVE),
+    "ttng.wait_barrier_named": _read_named(Role.WAIT),
+    "nvws.producer_acquire": _read_token(Role.ACQUIRE, True),
+    "nvws.producer_commit": _read_token(Role.COMMIT, False),
+    "nvws.consumer_wait": _read_token(Role.WAIT, True),
+    "nvws.consumer_release": _read_token(Role.RELEASE, False),
+    "nvws.aref.put.enter": _read_aref(Role.PUT_ENTER, True),
+    "nvws.aref.put.exit": _read_aref(Role.PUT_EXIT, False),
+    "nvws.aref.get.enter": _read_aref(Role.GET_ENTER, True),
+    "nvws.aref.get.exit": _read_aref(Role.GET_EXIT, False),
+}
+SYNC_OPS = frozenset(_READERS)
+# Ops that create a logical barrier, with the mechanism they stand for in `ops` listings.
+CREATE_MECHANISMS = {CREATE_TOKEN: Mechanism.NVWS_TOKEN, AREF_CREATE: Mechanism.AREF}
+
+
+def barrier_operands(op: Operation) -> list[BarrierOperand]:
+    """Every barrier operand `op` acts on (empty for ops that do not synchronize)."""
+    reader = _READERS.get(op.name)
+    return reader(op) if reader is not None else []
+
+
+# -- types and constants ----------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class MemDesc:
+    """The parts of a `!ttg.memdesc<...>` type the barrier facts read."""
+
+    shape: tuple[int, ...]
+    element: str
+    space: str | None  # "smem" | "tmem" | None
+
+
+def parse_memdesc(type_text: str | None) -> MemDesc | None:
+    """`!ttg.memdesc<3x1xi64, #shared, #smem, mutable>` -> MemDesc((3, 1), "i64", "smem")."""
+    if not type_text:
+        return None
+    start = type_text.find("memdesc<")
+    if start < 0:
+        return None
+    body = type_text[start + len("memdesc<"): type_text.rfind(">")]
+    head, _, rest = body.partition(",")
+    parts = head.strip().split("x")
+    dims: list[int] = []
+    for part in parts[:-1]:
+        if not part.isdigit():
+            return None
+        dims.append(int(part))
+    space = None
+    if "#smem" in rest or "shared_memory" in rest:
+        space = "smem"
+    elif "tensor_memory" in rest:
+        space = "tmem"
+    return MemDesc(tuple(dims), parts[-1].strip(), space)
+
+
+def is_barrier_type(type_text: str | None) -> bool:
+    """An mbarrier allocation or view: i64 elements in shared memory."""
+    md = parse_memdesc(type_text)
+    return md is not None and md.element == "i64" and md.space == "smem"
+
+
+def memdesc_bytes(type_text: str | None) -> int | None:
+    """Bytes a memdesc view covers (what a TMA copy into it delivers)."""
+    md = parse_memdesc(type_text)
+    if md is None:
+        return None
+    m = _WIDTH.match(md.element)
+    if not m:
+        return None
+    n = 1
+    for d in md.shape:
+        n *= d
+    return n * int(m.group(1)) // 8
+
+
+def constant_value(op: Operation | None) -> int | None:
+    """The integer an `arith.constant` defines (`true`/`false` as 1/0); None otherwise."""
+    if op is None or op.name != CONSTANT:
+        return None
+    for text in op.literals:
+        if _INT.match(text):
+            return int(text)
+        if text in ("true", "false"):
+            return int(text == "true")
+    value = op.attr("value")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _attr_int(op: Operation, key: str) -> int | None:
+    value = op.attr(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+# -- resolved facts ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SlotRef:
+    """A slot index applied to the barrier on the way from its allocation to the use: the index
+    value (from a `memdesc_index`, or a token/aref stage operand), its line, and its value when
+    it is a constant."""
+
+    value: str
+    line: int
+    constant: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    """An SSA name that refers to the barrier, where it is defined, and the hop that made it."""
+
+    name: str
+    line: int
+    via: str
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierUse:
+    """One resolved barrier operand: the op, what it does, where it runs."""
+
+    op: Operation = field(compare=False, repr=False)
+    operand: str
+    role: Role
+    mechanism: Mechanism
+    line: int
+    partition: str | None
+    partitions: tuple[str, ...]
+    loop_depth: int
+    slots: tuple[SlotRef, ...] = ()
+    count: int | None = None
+    bytes: int | None = None
+    phase: str | None = None
+    predicate: str | None = None
+    op_predicate: str | None = None
+    constraints: dict[str, Any] | None = field(default=None, compare=False)
+    trace: Trace | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Unresolved:
+    """A barrier operand that could not be followed to its barrier, and why."""
+
+    op: Operation = field(compare=False, repr=False)
+    line: int
+    operand: str
+    role: Role
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Barrier:
+    """One logical barrier: an allocation (all its slots), a named-barrier id, an aref or an
+    NVWS token, with every name that refers to it and every use."""
+
+    id: str
+    kind: BarrierKind
+    name: str
+    line: int
+    loc_name: str | None
+    type: str | None
+    slots: int | None
+    init_counts: tuple[int, ...]
+    mechanisms: tuple[Mechanism, ...]
+    aliases: tuple[Alias, ...]
+    uses: tuple[BarrierUse, ...]
+    alloc: Operation | None = field(default=None, compare=False, repr=False)
+    named_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierFacts:
+    """Every logical barrier in scope (allocation order) and every unresolved use."""
+
+    barriers: tuple[Barrier, ...]
+    unresolved: tuple[Unresolved, ...]
+    _uses_by_op: dict[int, list[tuple[Barrier, BarrierUse]]] = field(init=False, repr=False, compare=False)
+    _by_alloc: dict[int, Barrier] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        uses: dict[int, list[tuple[Barrier, BarrierUse]]] = {}
+        allocs: dict[int, Barrier] = {}
+        for b in self.barriers:
+            if b.alloc is not None and b.kind is not BarrierKind.NAMED:
+                allocs[id(b.alloc)] = b
+            for u in b.uses:
+                uses.setdefault(id(u.op), []).append((b, u))
+        object.__setattr__(self, "_uses_by_op", uses)
+        object.__setattr__(self, "_by_alloc", allocs)
+
+    def uses_at(self, op: Operation) -> list[tuple[Barrier, BarrierUse]]:
+        """The barriers `op` acts on, with its use of each."""
+        return self._uses_by_op.get(id(op), [])
+
+    def by_alloc(self, op: Operation) -> Barrier | None:
+        """The logical barrier `op` allocates (None for other ops)."""
+        return self._by_alloc.get(id(op))
+
+    @property
+    def use_count(self) -> int:
+        return sum(len(b.uses) for b in self.barriers)
+
+    def mechanism_of(self, op: Operation) -> str | None:
+        """The mechanism an op stands for in listings. An op that serves every mbarrier
+        mechanism (wait, init, inval, the allocation) takes the mechanisms of the barrier it acts
+        on, joined by `+`, so a wait says what it waits for."""
+        if op.name in CREATE_MECHANISMS:
+            return CREATE_MECHANISMS[op.name].value
+        barrier = self.by_alloc(op)
+        if barrier is not None:
+            return _joined(barrier.mechanisms) or Mechanism.MBARRIER.value
+        found = self.uses_at(op)
+        if not found:
+            reads = barrier_operands(op)
+            return reads[0].mechanism.value if reads else None
+        own = found[0][1].mechanism
+        if own is not Mechanism.MBARRIER:
+            return own.value
+        return _joined(tuple(m for b, _ in found for m in b.mechanisms)) or own.value
+
+
+def _joined(mechanisms: Iterable[Mechanism]) -> str:
+    seen: list[str] = []
+    for m in mechanisms:
+        if m.value not in seen:
+            seen.append(m.value)
+    return "+".join(seen)
+
+
+# -- building -----------------------------------------------------------------------------------
+@dataclass
+class _Draft:
+    """A logical barrier while its uses are collected."""
+
+    kind: BarrierKind
+    name: str
+    line: int
+    order: tuple[int, int, int]
+    alloc: Operation | None
+    loc_name: str | None
+    type: str | None
+    named_id: int | None = None
+    uses: list[BarrierUse] = field(default_factory=list)
+    aliases: dict[tuple[str, int, str], Alias] = field(default_factory=dict)
+
+
+def collect_barriers(
+    scope: Iterable[Operation],
+    tracer: Tracer,
+    partitions: PartitionMap | None = None,
+) -> BarrierFacts:
+    """Classify every op of `scope`, resolve each barrier operand with `tracer`, and group the
+    uses by logical barrier. Allocations in scope that nothing uses are listed too."""
+    ops = list(scope)
+    drafts: dict[tuple, _Draft] = {}
+    unresolved: list[Unresolved] = []
+    for op in ops:
+        root_kind = _root_kind(op)
+        if root_kind is not None:
+            _draft_for_root(drafts, op, 0, root_kind)
+    for op in ops:
+        for read in barrier_operands(op):
+            trace = tracer.trace(read.operand, op)
+            draft, reason = _resolve(drafts, read, trace)
+            if draft is None:
+                unresolved.append(Unresolved(op, op.line, read.operand, read.role, reason or "unresolved"))
+                continue
+            draft.uses.append(_use(read, trace, tracer.values, partitions))
+            for hop in trace.hops:
+                if hop.via != ALLOCATION_HOP:
+                    draft.aliases.setdefault((hop.name, hop.line, hop.via), Alias(hop.name, hop.line, hop.via))
+            if draft.kind is BarrierKind.NAMED and trace.root is not None and trace.root is not draft.alloc:
+                name = trace.root_name or read.operand
+                alias = Alias(name, trace.root.line, CONSTANT_HOP)
+                draft.aliases.setdefault((alias.name, alias.line, alias.via), alias)
+    barriers = [_finish(d) for d in sorted(drafts.values(), key=lambda d: d.order)]
+    return BarrierFacts(tuple(barriers), tuple(unresolved))
+
+
+def _root_kind(op: Operation) -> BarrierKind | None:
+    if op.name == LOCAL_ALLOC and op.results and is_barrier_type(op.result_types[0] if op.result_types else None):
+        return BarrierKind.MBARRIER
+    if op.name == CREATE_TOKEN:
+        return BarrierKind.NVWS_TOKEN
+    if op.name == AREF_CREATE:
+        return BarrierKind.AREF
+    return None
+
+
+def _draft_for_root(drafts: dict[tuple, _Draft], op: Operation, index: int, kind: BarrierKind) -> _Draft:
+    key = (id(op), index)
+    draft = drafts.get(key)
+    if draft is None:
+        name = op.results[index] if index < len(op.results) else op.name
+        rtype = op.result_types[index] if index < len(op.result_types) else None
+        draft = _Draft(kind, name, op.line, (op.line, op.column, index), op, op.loc_name, rtype)
+        drafts[key] = draft
+    return draft
+
+
+def _resolve(drafts: dict[tuple, _Draft], read: BarrierOperand, trace: Trace) -> tuple[_Draft | None, str | None]:
+    """The logical barrier a traced operand belongs to, or the reason there is none."""
+    if trace.unresolved is not None:
+        return None, trace.unresolved
+    if read.kind is BarrierKind.NAMED:
+        return _resolve_named(drafts, read, trace)
+    if trace.root is not None:
+        if _root_kind(trace.root) is not read.kind:
+            rtype = trace.root.result_types[trace.root_result] if trace.root_result < len(trace.root.result_types) else "?"
+            return None, (f"{read.operand} comes from {trace.root.name} at line {trace.root.line} ({rtype}), "
+                          f"not a {read.kind.value} allocation")
+        return _draft_for_root(drafts, trace.root, trace.root_result, read.kind), None
+    arg = trace.root_arg
+    if arg is not None:
+        if read.kind is BarrierKind.MBARRIER and arg.type is not None and not is_barrier_type(arg.type):
+            return None, f"{read.operand} comes from argument {arg.name} ({arg.type}), not a barrier"
+        return _draft_for_argument(drafts, read, arg), None
+    return None, f"{read.operand} has no definition"
+
+
+def _resolve_named(drafts: dict[tuple, _Draft], read: BarrierOperand, trace: Trace) -> tuple[_Draft | None, str | None]:
+    """Named barriers are identified by their constant id, wherever the constant is written."""
+    value = constant_value(trace.root)
+    if value is None:
+        where = f" (traced to {trace.root_name})" if trace.root_name else ""
+        return None, f"named barrier id {read.operand} is not a constant{where}"
+    key = ("named", value)
+    draft = drafts.get(key)
+    if draft is None:
+        root = trace.root
+        assert root is not None
+        draft = _Draft(BarrierKind.NAMED, trace.root_name or read.operand, root.line, (root.line, root.column, 0),
+                       root, root.loc_name, root.result_types[0] if root.result_types else None, named_id=value)
+        drafts[key] = draft
+    return draft, None
+
+
+def _draft_for_argument(drafts: dict[tuple, _Draft], read: BarrierOperand, arg: BlockArgument) -> _Draft:
+    """A barrier passed in as a function argument: its allocation is in a caller."""
+    key = (id(arg), -1)
+    draft = drafts.get(key)
+    if draft is None:
+        draft = _Draft(read.kind, arg.name, arg.line, (arg.line, arg.column, -1), None, arg.loc_name, arg.type)
+        drafts[key] = draft
+    return draft
+
+
+def _use(read: BarrierOperand, trace: Trace, values: ValueIndex, partitions: PartitionMap | None) -> BarrierUse:
+    op = read.op
+    parts = partitions.of(op) if partitions is not None else []
+    primary = partitions.primary(op) if partitions is not None else None
+    constraints = op.attr("constraints")
+    return BarrierUse(
+        op=op,
+        operand=read.operand,
+        role=read.role,
+        mechanism=read.mechanism,
+        line=op.line,
+        partition=primary.name if primary is not None else None,
+        partitions=tuple(p.name for p in parts),
+        loop_depth=sum(1 for a in op.ancestors() if a.name in LOOP_OPS),
+        slots=_slots(read, trace, values),
+        count=read.count if read.count_operand is None else _constant_at(read.count_operand, op, values),
+        bytes=read.bytes,
+        phase=read.phase,
+        predicate=read.predicate,
+        op_predicate=read.op_predicate,
+        constraints=constraints if isinstance(constraints, dict) else None,
+        trace=trace,
+    )
+
+
+def _slots(read: BarrierOperand, trace: Trace, values: ValueIndex) -> tuple[SlotRef, ...]:
+    """Slot indices from the allocation outwards: the `memdesc_index` values met while tracing
+    (the trace lists them from the use back), then a stage operand written on the op."""
+    refs = [SlotRef(ix.value, ix.line, _constant_at(ix.value, ix.op, values)) for ix in reversed(trace.indices)]
+    if read.stage is not None:
+        refs.append(SlotRef(read.stage, read.op.line, _constant_at(read.stage, read.op, values)))
+    return tuple(refs)
+
+
+def _constant_at(name: str, at: Operation, values: ValueIndex) -> int | None:
+    defn = values.lookup(name, at)
+    return constant_value(defn.op) if isinstance(defn, OpResult) else None
+
+
+def _finish(d: _Draft) -> Barrier:
+    uses = sorted(d.uses, key=lambda u: (u.line, u.op.column, u.operand))
+    mechanisms: list[Mechanism] = []
+    for u in uses:
+        if u.mechanism is not Mechanism.MBARRIER and u.mechanism not in mechanisms:
+            mechanisms.append(u.mechanism)
+    inits = sorted({u.count for u in uses if u.role is Role.INIT and u.count is not None})
+    return Barrier(
+        id=_barrier_id(d),
+        kind=d.kind,
+        name=d.name,
+        line=d.line,
+        loc_name=d.loc_name,
+        type=d.type,
+        slots=_slot_count(d),
+        init_counts=tuple(inits),
+        mechanisms=tuple(sorted(mechanisms, key=lambda m: list(Mechanism).index(m))),
+        aliases=tuple(sorted(d.aliases.values(), key=lambda a: (a.line, a.name, a.via))),
+        uses=tuple(uses),
+        alloc=d.alloc,
+        named_id=d.named_id,
+    )
+
+
+def _barrier_id(d: _Draft) -> str:
+    """Stable across runs and unique in a function: the named-barrier id, else the defining
+    SSA name and line (names repeat across partition regions, lines do not)."""
+    if d.kind is BarrierKind.NAMED:
+        return f"named_bar_{d.named_id}"
+    return f"{d.name}@{d.line}"
+
+
+def _slot_count(d: _Draft) -> int | None:
+    """Slots: leading dimension of an mbarrier array or of an aref's buffers; a token's
+    `numBuffers`; none for named barriers."""
+    if d.kind is BarrierKind.NAMED:
+        return None
+    if d.kind is BarrierKind.NVWS_TOKEN:
+        if d.alloc is not None:
+            n = _attr_int(d.alloc, "numBuffers")
+            if n is not None:
+                return n
+        m = re.search(r"tensor<(\d+)x", d.type or "")
+        return int(m.group(1)) if m else None
+    if d.kind is BarrierKind.AREF:
+        types = d.alloc.types if d.alloc is not None else []
+        md = next((parse_memdesc(t) for t in types if parse_memdesc(t) is not None), None)
+        return md.shape[0] if md is not None and md.shape else None
+    md = parse_memdesc(d.type)
+    if md is None:
+        return None
+    return md.shape[0] if md.shape else 1
+
+
+
+__all__ = [
+    "Alias",
+    "Barrier",
+    "BarrierFacts",
+    "BarrierKind",
+    "BarrierOperand",
+    "BarrierUse",
+    "MemDesc",
+    "Mechanism",
+    "Role",
+    "SlotRef",
+    "Unresolved",
+    "barrier_operands",
+    "collect_barriers",
+    "constant_value",
+    "is_barrier_type",
+    "memdesc_bytes",
+    "parse_memdesc",
+]
