@@ -312,7 +312,10 @@ def test_default_model_is_one_the_sdk_knows_and_does_not_deprecate() -> None:
 
 # Options that make a command slow, with the tool argument that means the same; the comparison
 # below uses the fast setting so the suite stays quick.
-FAST_SETTINGS: dict[str, tuple[list[str], dict[str, Any]]] = {"check": (["--no-simulate"], {"simulate": False})}
+FAST_SETTINGS: dict[str, tuple[list[str], dict[str, Any]]] = {
+    "check": (["--no-simulate"], {"simulate": False}),
+    "report": (["--no-simulate"], {"simulate": False}),
+}
 
 
 @pytest.mark.parametrize("name", REGISTRY.names())

@@ -155,7 +155,8 @@ def test_operators_record_truth_and_context(hopper_base):
     dropped = [m for m in ms if m.operator == "drop_wait"]
     assert {m.extra["wait_kind"] for m in dropped} == {"data", "release"}
     for m in dropped:
-        assert "deadlock.*" in m.absent  # removing a wait can never block anything
+        # a dropped wait races by construction; a hang (parity aliasing) is possible, so unjudged
+        assert m.findings[0]["kind"].startswith("race.") and not any(a.startswith("deadlock") for a in m.absent)
 
 
 def test_mutants_are_deterministic(hopper_base):

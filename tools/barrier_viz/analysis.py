@@ -56,6 +56,27 @@ class Analysis:
         return p.name if p is not None else None
 
     @cached_property
+    def _ops_by_line(self) -> dict[int, Operation]:
+        out: dict[int, Operation] = {}
+        for op in self.ops:
+            out.setdefault(op.line, op)
+        return out
+
+    def arrival_gated(self, line: int, waiter: str) -> bool:
+        """Is the arrival written at `line` preceded, in its iteration, by a wait on a barrier
+        that partition `waiter` arrives on? (A producer gated by its consumer's release.)"""
+        from .analyses.static_checks import preceding_in_iteration
+
+        op = self._ops_by_line.get(line)
+        if op is None:
+            return True
+        for prev in preceding_in_iteration(op):
+            for b, u in self.barriers.uses_at(prev):
+                if u.role in WAIT_ROLES and b.alloc is not None and waiter in self.arrivers.get(id(b.alloc), set()):
+                    return True
+        return False
+
+    @cached_property
     def arrivers(self) -> dict[int, set[str]]:
         """id(barrier allocation op) -> names of the partitions that arrive on it."""
         out: dict[int, set[str]] = {}

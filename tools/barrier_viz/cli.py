@@ -427,6 +427,80 @@ def phases(
     _run(debug, body)
 
 
+class ReportFormat(str, Enum):
+    md = "md"
+    json = "json"
+    compact = "compact"  # one line per fact, for agents (commands/digest.py)
+
+
+@app.command("report")
+def report_cmd(
+    input: InputArg,
+    unit: UnitOpt = None,
+    func: FuncOpt = None,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format: md (for people), json (every section's document), compact (one line per fact, for agents).")] = ReportFormat.md,
+    out: Annotated[Optional[str], typer.Option("--out", help="Also write report.md, insights.log and status.json (debug_helper's files) into this folder.")] = None,
+    no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernel's barrier program.")] = False,
+    strict: StrictOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """The full deterministic report: partition summary, dependency graph, index/phase analysis,
+    shared data map, SSA alias map, coverage tables and findings."""
+
+    def body() -> None:
+        from pathlib import Path
+
+        from .commands.report_cmd import Report, write_debug_helper_files
+        from .session import select
+
+        sel = select(input, unit, func, require_function=True)
+        warnings = _report_warnings(sel, strict)
+        report = Report(sel, warnings, simulate=not no_simulate)
+        if format is ReportFormat.json:
+            from .schemas import dump
+
+            sys.stdout.write(dump(report.document()))
+        elif format is ReportFormat.compact:
+            from .commands.digest import digest_document, digest_text
+
+            sys.stdout.write(digest_text(digest_document(report)))
+        else:
+            sys.stdout.write(report.markdown())
+        if out:
+            status = write_debug_helper_files(report, Path(out))
+            typer.echo(f"wrote {status.report_path}, {status.logs_path} and status.json", err=True)
+
+    _run(debug, body)
+
+
+@app.command("explore")
+def explore_cmd(
+    input: InputArg,
+    unit: UnitOpt = None,
+    func: FuncOpt = None,
+    trips: Annotated[Optional[int], typer.Option("--trips", help="Iterations every loop with barrier operations must reach (default 5).")] = None,
+    max_states: Annotated[int, typer.Option("--max-states", help="Stop after this many distinct states.")] = 200_000,
+    timeout: Annotated[float, typer.Option("--timeout", help="Stop exploring after this many seconds.")] = 10.0,
+    format: FormatOpt = Format.text,
+    strict: StrictOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Explore interleavings of the partitions' barrier programs: a witness for each deadlock,
+    two unordered accesses for each race, or "clean within bounds". Exit 1 on a finding."""
+
+    def body() -> int:
+        from .commands.explore_cmd import explore_document, render_explore_text
+        from .session import select
+
+        sel = select(input, unit, func, require_function=True)
+        warnings = _report_warnings(sel, strict)
+        doc = explore_document(sel, trips=trips, max_states=max_states, timeout=timeout, warnings=warnings)
+        _emit(sel, doc, format, render_explore_text)
+        return 1 if doc.result in ("deadlock", "race") else 0
+
+    _run(debug, body)
+
+
 # Commands added by later work go above this line, each a thin function like `ops`:
 # select the unit, build the document with a function from `commands/`, emit it.
 

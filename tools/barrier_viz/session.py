@@ -57,7 +57,8 @@ def select(input_spec: str, unit: str | None = None, func: str | None = None, *,
         fn = ir.function(func)
         if fn is None:
             names = ", ".join("@" + (function_name(f) or "?") for f in functions) or "none"
-            raise InputError(chosen.path, f"--func {func}: no such function in unit {chosen.index} (functions: {names})")
+            raise InputError(chosen.path, f"--func {func}: no such function in unit {chosen.index} (functions: {names})",
+                             chosen.start_line, 1)
     elif require_function and functions:
         fn = default_function(functions)
     return Selection(inputs, chosen, ir, fn)

@@ -53,6 +53,15 @@ class OpsInput(UnitInput):
     )
 
 
+class ReportInput(UnitInput):
+    compact: bool = Field(
+        False,
+        description="Return the digest (one line per fact for every section, about a fifth of the IR's size) "
+        "instead of every section's full document. Use true unless you need a full document.",
+    )
+    simulate: bool = Field(True, description="Also run the kernel's barrier program for deadlock witnesses (slower).")
+
+
 class CheckInput(UnitInput):
     simulate: bool = Field(
         True, description="Also run the kernel's barrier program on symbolic schedules to find deadlock witnesses (slower)."
@@ -256,5 +265,31 @@ register(unit_tool(
     "plus arrivals and waits that could not be paired.",
     "graph_cmd:graph_document",
     feeds=("graph",),
+    require_function=True,
+))
+register(unit_tool(
+    "phases",
+    "Report section 3: per barrier, depth, cadence, each wait's slot and phase formula with sampled (slot, parity) "
+    "pairs, which side (producer/consumer) it is, and what each arrive site contributes (arrivals, tx bytes).",
+    "phases_cmd:phases_document",
+    feeds=("phases",),
+    require_function=True,
+))
+register(unit_tool(
+    "coverage",
+    "Both coverage tables: column-packed TMEM overwrite rows (✓ ordered / ✗ missing back-edge) and operand-D "
+    "accumulator init rows (redundant zero stores), clean rows included.",
+    "coverage_cmd:coverage_document",
+    feeds=("coverage",),
+    require_function=True,
+))
+register(unit_tool(
+    "report",
+    "Every section at once. With compact: true, a digest with one line per fact (partitions, graph edges, per-barrier "
+    "waits and arrives, buffers, aliases, both coverage tables, findings with witnesses): call this first and drill "
+    "into one section with its own tool only when the digest is not enough.",
+    "digest:report_tool_document",
+    ReportInput,
+    feeds=("partitions", "graph", "phases", "shared_data", "aliases", "coverage", "findings"),
     require_function=True,
 ))

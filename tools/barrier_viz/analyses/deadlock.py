@@ -22,9 +22,7 @@ from dataclasses import dataclass, field
 from ..ir.model import Operation
 from .findings import Finding, Kind, Severity, finding
 from .machine import Params
-from .schedule import POLICIES, Blocked, RunResult, choose_params, run
-
-STOP_TRIPS = 5
+from .schedule import POLICIES, Blocked, RunResult, choose_params, default_trips, run
 
 
 @dataclass
@@ -48,17 +46,21 @@ class DeadlockAnalysis:
         }
 
 
-def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: Params | None = None) -> DeadlockAnalysis:
+def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: Params | None = None,
+                      gated=None) -> DeadlockAnalysis:
     """Run every scheduling policy; turn the first deadlock into findings.
 
     `arrivers` maps id(allocation op) to the partitions that arrive on it anywhere in the IR
-    (any mechanism): a barrier with none has no producer."""
-    params = choose_params(function, base or Params(max_steps=60_000))
+    (any mechanism): a barrier with none has no producer. `gated(line, partition)` says whether
+    the arrival at `line` is preceded, in its iteration, by a wait on a barrier that `partition`
+    arrives on (the backward edge that keeps a producer at most one phase ahead)."""
+    trips = default_trips(function)
+    params = choose_params(function, base or Params(max_steps=60_000), min_trips=trips)
     runs: list[RunResult] = []
     analysis = DeadlockAnalysis(params, runs)
     favorable_ok = None
     for policy in POLICIES:
-        result = run(function, params, policy, stop_trips=STOP_TRIPS)
+        result = run(function, params, policy, stop_trips=trips)
         runs.append(result)
         if result.outcome == "not_simulated":
             return analysis
@@ -66,12 +68,12 @@ def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: 
             favorable_ok = not result.deadlocked
         if result.deadlocked:
             analysis.witness = result
-            analysis.findings = _classify(result, arrivers, adversarial_only=bool(favorable_ok))
+            analysis.findings = _classify(result, arrivers, adversarial_only=bool(favorable_ok), gated=gated)
             return analysis
     return analysis
 
 
-def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only: bool) -> list[Finding]:
+def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only: bool, gated=None) -> list[Finding]:
     blocked = result.blocked
     if not blocked:
         return []
@@ -95,15 +97,26 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
         if reason is None:
             continue
         if reason.startswith("overrun") and adversarial_only:
-            producers = sorted(_arriving_partitions(slot, threads) - {b.thread.name})
-            return [finding(
-                Kind.RACE_MISSING_ACQUIRE, Severity.error,
-                f"{', '.join(producers) or 'a producer'} can complete two phases of {_barrier_name(b)} before "
-                f"{b.thread.name} polls it at line {b.line}: nothing makes the producer wait for the consumer's "
-                "release, so it overwrites a slot still in use (and can hang the consumer).",
-                lines=sorted(set(lines) | _arrive_lines(slot)), partitions=producers + [b.thread.name],
-                barrier=_barrier_name(b), evidence={**witness, "cause": reason},
-                suggestion="Wait on the slot's empty barrier (released by the consumer) before writing it.")]
+            arrive_lines = sorted(_arrive_lines(slot))
+            ungated = gated is not None and not all(gated(ln, b.thread.name) for ln in arrive_lines)
+            if ungated:
+                producers = sorted(_arriving_partitions(slot, threads) - {b.thread.name})
+                consumer_side = _first_parity(b) == 0
+                if consumer_side:  # the fills overran a reader: the producer does not acquire
+                    kind, what = Kind.RACE_MISSING_ACQUIRE, (
+                        f"{', '.join(producers) or 'a producer'} can complete two phases of {_barrier_name(b)} before "
+                        f"{b.thread.name} polls it at line {b.line}: nothing makes the producer wait for the consumer's "
+                        "release, so it overwrites a slot still in use (and can hang the consumer).")
+                    hint = "Wait on the slot's empty barrier (released by the consumer) before writing it."
+                else:  # the releases overran the producer: a consumer releases what it never waited for
+                    kind, what = Kind.RACE_UNSYNCHRONIZED_READ, (
+                        f"{', '.join(producers) or 'a consumer'} releases {_barrier_name(b)} faster than {b.thread.name} "
+                        f"refills it (line {b.line}): the consumer does not wait for the data before using and releasing "
+                        "the slot.")
+                    hint = "Wait on the slot's full barrier (with the use's parity) before reading it."
+                return [finding(kind, Severity.error, what,
+                                lines=sorted(set(lines) | set(arrive_lines)), partitions=producers + [b.thread.name],
+                                barrier=_barrier_name(b), evidence={**witness, "cause": reason}, suggestion=hint)]
         return [finding(
             Kind.DEADLOCK_PARITY_CADENCE, Severity.error,
             f"{b.thread.name} blocks at line {b.line} on {_barrier_name(b)}: {reason}.",
@@ -137,16 +150,23 @@ def _cadence_problem(b: Blocked, threads, arrivers: set[str]) -> str | None:
     if slot.tx != 0:
         return (f"its phase cannot complete: {slot.tx} transaction byte(s) remain "
                 f"{'expected but never delivered' if slot.tx > 0 else 'delivered beyond what was expected'}")
-    seen = slot.seen.get(b.thread.index)
-    since = slot.completions - (seen if seen is not None else 0)
-    if since >= 2:
-        return (f"overrun: the slot completed {since} phases since this partition last passed a wait on it, "
-                "so the parity it polls came back before it looked")
+    # One completion per use. A consumer (its first wait polls parity 0) that passed n waits
+    # has seen n completions and may be waiting for the next: n + 2 means a phase it never
+    # observed. A producer's acquire is pre-inverted (first parity 1): n + 1 already is.
+    passed = slot.passes.get(b.thread.index, 0)
+    ahead = 1 if _first_parity(b) == 0 else 0
+    if slot.completions >= passed + ahead + 1:
+        return (f"overrun: the slot completed {slot.completions} phases while this partition passed {passed} "
+                "wait(s) on it, so the parity it polls came back before it looked")
     came = {threads[i].name for i in slot.phase_arrivers if i < len(threads)}
     if 0 < slot.pending < slot.count and arrivers and arrivers <= came:
         return (f"every partition that arrives on it ({', '.join(sorted(arrivers))}) has arrived for this phase, "
                 f"yet {slot.pending} of {slot.count} expected arrivals are missing: the init count is not reachable")
     return None
+
+
+def _first_parity(b: Blocked) -> int:
+    return b.wait.slot.first_parity.get(b.thread.index, b.wait.parity)
 
 
 def _arriving_partitions(slot, threads) -> set[str]:

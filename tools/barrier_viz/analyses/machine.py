@@ -45,9 +45,14 @@ class Ref:
     alloc: Operation
     instance: int
     indices: tuple[int | None, ...] = ()
+    col: int = 0  # first TMEM column of this view inside the allocation
+    width: int | None = None  # columns the view spans (None: the allocation's)
 
     def index(self, i: int | None) -> "Ref":
-        return Ref(self.alloc, self.instance, self.indices + (i,))
+        return Ref(self.alloc, self.instance, self.indices + (i,), self.col, self.width)
+
+    def view(self, col: int = 0, width: int | None = None) -> "Ref":
+        return Ref(self.alloc, self.instance, self.indices, self.col + col, width if width is not None else self.width)
 
     @property
     def key(self) -> tuple[int, int, tuple[int | None, ...]]:
@@ -69,6 +74,8 @@ class BarrierSlot:
     init_line: int = 0
     history: list[tuple[str, int, int]] = field(default_factory=list)  # (event, line, thread index)
     seen: dict[int, int] = field(default_factory=dict)  # thread index -> completions when it last passed a wait
+    passes: dict[int, int] = field(default_factory=dict)  # thread index -> waits it passed on this slot
+    first_parity: dict[int, int] = field(default_factory=dict)  # thread index -> parity of its first wait
     phase_arrivers: set[int] = field(default_factory=set)  # threads that arrived since the last completion
 
     def arrive(self, n: int, line: int, who: int) -> None:
@@ -141,6 +148,7 @@ class Params:
     num_programs: int = 1
     unknown_trips: int = 3
     max_steps: int = 200_000
+    track_races: bool = False
 
 
 @dataclass
@@ -154,6 +162,7 @@ class Thread:
     done: bool = False
     steps: int = 0
     trail: list[tuple[int, str, tuple[int, ...]]] = field(default_factory=list)  # (line, op, iteration)
+    machine: "Machine | None" = field(default=None, repr=False)
 
 
 class Machine:
@@ -169,6 +178,72 @@ class Machine:
         self.ws_op: Operation | None = None
         self.loop_trips: dict[int, int] = {}  # id(loop op) -> most iterations in one entry
         self.loop_exits: dict[int, int] = {}  # id(loop op) -> how many times the loop finished
+        self.hb = None
+        self._agent_ids: dict[tuple[int, int], int] = {}
+        self.agent_owner: dict[int, int] = {}  # async agent -> the thread that issued it
+        self.tcgen05: dict[int, list[int]] = {}  # thread -> its tcgen05 agents not yet committed
+        if self.params.track_races:
+            from .hb import HappensBefore
+
+            self.hb = HappensBefore()
+
+    # -- synchronisation events (kept here so happens-before tracking sees every one) ---------
+    def agent(self, who: int, op: Operation, joins: tuple[int, ...] = ()) -> int | None:
+        """The asynchronous agent (a TMA transfer, a tcgen05 op) that thread `who` starts at `op`:
+        it knows what `who` knew at issue, but `who`'s later work does not know it has finished.
+        One agent per (thread, op) keeps vector clocks as small as the program."""
+        if self.hb is None:
+            return None
+        key = (who, id(op))
+        aid = self._agent_ids.get(key)
+        if aid is None:
+            aid = -len(self._agent_ids) - 2
+            self._agent_ids[key] = aid
+            self.agent_owner[aid] = who
+            self.hb.fork(who, aid)
+        else:
+            self.hb.join_threads(aid, [who])
+        for j in joins:
+            self.hb.join_threads(aid, [j])
+        self.hb.tick(aid)
+        return aid
+
+    def arrive(self, slot: "BarrierSlot", n: int, line: int, who: int, agent: int | None = None) -> None:
+        before = slot.completions
+        if self.hb is not None:
+            self.hb.arrive(slot.ref.key, agent if agent is not None else who)
+        slot.arrive(n, line, who)
+        if self.hb is not None and slot.completions != before:
+            self.hb.complete(slot.ref.key)
+
+    def expect(self, slot: "BarrierSlot", nbytes: int, line: int, who: int) -> None:
+        before = slot.completions
+        if self.hb is not None:
+            self.hb.arrive(slot.ref.key, who)
+        slot.expect(nbytes, line, who)
+        if self.hb is not None and slot.completions != before:
+            self.hb.complete(slot.ref.key)
+
+    def complete_tx(self, slot: "BarrierSlot", nbytes: int, line: int, who: int, agent: int | None = None) -> None:
+        before = slot.completions
+        if self.hb is not None:
+            self.hb.arrive(slot.ref.key, agent if agent is not None else who)
+        slot.complete_tx(nbytes, line, who)
+        if self.hb is not None and slot.completions != before:
+            self.hb.complete(slot.ref.key)
+
+    def passed(self, slot: "BarrierSlot", who: int, parity: int) -> None:
+        """A partition passed a wait on `slot`: it now sees everything the last phase saw."""
+        slot.seen[who] = slot.completions
+        slot.passes[who] = slot.passes.get(who, 0) + 1
+        slot.first_parity.setdefault(who, parity)
+        if self.hb is not None:
+            self.hb.acquire(slot.ref.key, who)
+
+    def access(self, op: Operation, value: Any, kind: str, who: int | None, it: tuple[int, ...]) -> None:
+        if self.hb is None or who is None or not isinstance(value, Ref):
+            return
+        self.hb.access(who, kind, _region(value), op, it)
 
     # -- setup --------------------------------------------------------------------------------
     def start(self) -> list[Thread]:
@@ -180,7 +255,7 @@ class Machine:
         if not any(o.name == "ttg.warp_specialize" for o in self.function.walk()):
             if any("async_task_id" in o.attributes or "ttg.partition" in o.attributes for o in self.function.walk()):
                 raise SimulationError("pre-partition IR (task ids, no warp_specialize) is not simulated")
-        self.threads.append(Thread(0, "main", self._run_block_fresh(body)))
+        self.threads.append(Thread(0, "main", self._run_block_fresh(body), machine=self))
         return self.threads
 
     def _entry_env(self, body: Block) -> dict[str, Value]:
@@ -297,9 +372,15 @@ def _h_view(m: Machine, op: Operation, env, who, it):
             except ValueError:
                 idx = None
         env[op.results[0]] = base.index(idx if isinstance(idx, int) else None)
-    else:
-        for r in op.results:
-            env[r] = base
+        return
+    if isinstance(base, Ref) and op.name == "ttng.tmem_subslice":
+        # A subslice selects columns [N, N + width) of a 32-bit view. A reinterpret keeps the
+        # footprint of what it views: a 16-bit type's shape says nothing about its columns.
+        n = op.attr("N")
+        width = _last_dim(op.result_types[0] if op.result_types else None)
+        base = base.view(n if isinstance(n, int) and not isinstance(n, bool) else 0, width)
+    for r in op.results:
+        env[r] = base
     return
     yield  # pragma: no cover
 
@@ -348,7 +429,7 @@ def _h_arrive(m: Machine, op: Operation, env, who, it):
     if slot is None:
         return
     yield Step(op)
-    slot.arrive(count, op.line, who)
+    m.arrive(slot, count, op.line, who)
 
 
 def _h_expect(m: Machine, op: Operation, env, who, it):
@@ -360,7 +441,7 @@ def _h_expect(m: Machine, op: Operation, env, who, it):
     if slot is None:
         return
     yield Step(op)
-    slot.expect(nbytes, op.line, who)
+    m.expect(slot, nbytes, op.line, who)
 
 
 def _h_tma_load(m: Machine, op: Operation, env, who, it):
@@ -374,24 +455,90 @@ def _h_tma_load(m: Machine, op: Operation, env, who, it):
     if slot is None or nbytes is None:
         return
     yield Step(op)
-    slot.complete_tx(nbytes, op.line, who)
+    agent = m.agent(who, op)
+    m.access(op, env.get(pos[1]), "write", agent, it)
+    m.complete_tx(slot, nbytes, op.line, who, agent)
 
 
 def _h_mma(m: Machine, op: Operation, env, who, it):
     pos = _positional(op)
     first_bar = 7 if op.name.endswith("_scaled") else 5
-    if len(pos) > 4 and not _truthy(env.get(pos[first_bar - 1])):
+    pred_at = first_bar - 1
+    if len(pos) > pred_at and not _truthy(env.get(pos[pred_at])):
         return  # predicated off: no MMA, no arrivals
     items = _bracketed_after(op, first_bar)
-    if not items:
-        return
-    yield Step(op)
+    if items:
+        yield Step(op)
+    # tcgen05 ops complete in issue order: this one's completion implies the earlier ones'.
+    agent = m.agent(who, op, tuple(m.tcgen05.get(who, [])[-1:]))
+    if agent is not None:
+        m.tcgen05[who] = [agent]
+    if len(pos) > 2:
+        m.access(op, env.get(pos[0]), "read", agent, it)
+        m.access(op, env.get(pos[1]), "read", agent, it)
+        use_d = env.get(pos[pred_at - 1]) if len(pos) > pred_at - 1 else None
+        if use_d is None or use_d:
+            m.access(op, env.get(pos[2]), "read", agent, it)
+        m.access(op, env.get(pos[2]), "write", agent, it)
     for bar, pred in items:
         if pred is not None and not _truthy(env.get(pred)):
             continue
         slot = _need_slot(m, op, env, bar)
         if slot is not None:
-            slot.arrive(1, op.line, who)
+            m.arrive(slot, 1, op.line, who, agent)
+
+
+def _accessor(reads: tuple[int, ...], writes: tuple[int, ...], pred: int | None = None):
+    """Handler for an op that only touches memory: records its accesses (for races)."""
+
+    def handler(m: Machine, op: Operation, env, who, it):
+        for r in op.results:
+            env[r] = None
+        if m.hb is None:
+            return
+        pos = _positional(op)
+        if pred is not None and len(pos) > pred and not _truthy(env.get(pos[pred])):
+            return
+        for k in reads:
+            if k < len(pos):
+                m.access(op, env.get(pos[k]), "read", who, it)
+        for k in writes:
+            if k < len(pos):
+                m.access(op, env.get(pos[k]), "write", who, it)
+        return
+        yield  # pragma: no cover
+
+    return handler
+
+
+def _region(ref: Ref):
+    from .hb import Region
+
+    alloc = ref.alloc
+    bid = alloc.attr("buffer.id") if alloc.name == "ttng.tmem_alloc" else None
+    if isinstance(bid, int) and not isinstance(bid, bool):
+        storage: tuple = ("tmem", bid)
+    else:
+        name = alloc.results[0] if alloc.results else alloc.name
+        storage = ("alloc", f"{name}@{alloc.line}", ref.instance)
+    offset = alloc.attr("buffer.offset")
+    base = offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
+    width = ref.width or _last_dim(alloc.result_types[0] if alloc.result_types else None) or 1
+    lo = base + ref.col
+    return Region(storage, ref.indices, lo, lo + width)
+
+
+def _last_dim(type_: str | None) -> int | None:
+    if not type_:
+        return None
+    m = _MEMDESC.search(type_)
+    if not m:
+        return None
+    dims = m.group(1).strip().split("x")
+    try:
+        return int(dims[-2]) if len(dims) >= 2 else 1
+    except ValueError:
+        return None
 
 
 def _h_commit(m: Machine, op: Operation, env, who, it):
@@ -402,7 +549,9 @@ def _h_commit(m: Machine, op: Operation, env, who, it):
     if slot is None:
         return
     yield Step(op)
-    slot.arrive(1, op.line, who)
+    # The commit arrives once every tcgen05 op this thread issued before it has completed.
+    agent = m.agent(who, op, tuple(m.tcgen05.get(who, [])[-1:]))
+    m.arrive(slot, 1, op.line, who, agent)
 
 
 def _h_store_wait(m: Machine, op: Operation, env, who, it):
@@ -415,7 +564,7 @@ def _h_store_wait(m: Machine, op: Operation, env, who, it):
             continue
         slot = _need_slot(m, op, env, bar)
         if slot is not None:
-            slot.arrive(1, op.line, who)
+            m.arrive(slot, 1, op.line, who)
 
 
 def _h_for(m: Machine, op: Operation, env, who, it):
@@ -541,11 +690,15 @@ def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
         else:
             penv = {arg.name: captures[i] if i < len(captures) else None for i, arg in enumerate(region.arguments)}
         index = len(m.threads)
-        thread = Thread(index, region.label or f"region{k}", m._exec_block(region.blocks[0], penv, index, it))
+        if m.hb is not None:
+            m.hb.fork(who if who >= 0 else 0, index)
+        thread = Thread(index, region.label or f"region{k}", m._exec_block(region.blocks[0], penv, index, it), machine=m)
         m.threads.append(thread)
         children.append(thread)
     m.ws_op = op
     yield Join(op, tuple(children))
+    if m.hb is not None:
+        m.hb.join_threads(who if who >= 0 else 0, [c.index for c in children])
     for r in op.results:
         env[r] = None
 
@@ -594,7 +747,7 @@ def _h_token_arrive(m: Machine, op: Operation, env, who, it):
     if slot is None:
         return
     yield Step(op)
-    slot.arrive(1, op.line, who)
+    m.arrive(slot, 1, op.line, who)
 
 
 _HANDLERS = {
@@ -623,6 +776,13 @@ _HANDLERS = {
     "ttng.tc_gen5_mma_scaled": _h_mma,
     "ttng.tc_gen5_commit": _h_commit,
     "ttng.async_tma_store_token_wait": _h_store_wait,
+    "ttng.tmem_load": _accessor(reads=(0,), writes=()),
+    "ttng.tmem_store": _accessor(reads=(), writes=(1,), pred=2),
+    "ttg.local_load": _accessor(reads=(0,), writes=()),
+    "ttg.local_store": _accessor(reads=(), writes=(1,)),
+    "ttng.warp_group_dot": _accessor(reads=(0, 1), writes=()),
+    "ttng.async_tma_copy_local_to_global": _accessor(reads=(1,), writes=()),
+    "ttng.tmem_copy": _accessor(reads=(0,), writes=(1,)),
     "scf.for": _h_for,
     "scf.while": _h_while,
     "scf.if": _h_if,

@@ -30,8 +30,16 @@ formula's counter from its start: an additive counter's value is `init + i*step`
 init and the step of the deepest loop advancing it); a wrap or toggle counter's `n` is i. The
 first sample tells the wait's side: parity 1 on a fresh slot passes at once (the pre-inverted
 producer acquire, ir-semantics 4.4), parity 0 blocks until the slot's first completion (the
-consumer). Formulas that read a kernel input or a loop variable the tool could not turn into a
-counter get no samples, and `samples_note` says why.
+consumer). A formula still written in loop variables the tool could not turn into a counter is
+sampled by running the IR's own recurrences (`SymbolicAnalysis.simulate`: i = iteration of the
+innermost loop around the wait, enclosing loops at their first iteration); one that needs a
+kernel input or an unknown trip count gets no samples, and `samples_note` says why.
+
+**Offsets.** A slot of the form `(cnt + k) % N` has offset k. Waits (or arrives) of one barrier
+at several offsets of one counter are *stagger* (data-partitioned operands, or a use one
+iteration ahead); barriers whose data share a `buffer.id` are grouped so their offsets can be
+compared. An arrive indexing the slot ahead of the waits is the partition-local "wait for the
+previous MMA" pattern (ir-semantics 5.4) and gets a note, not a stagger entry.
 """
 
 from __future__ import annotations
@@ -177,24 +185,37 @@ class BarrierPhases:
 
     @property
     def stagger(self) -> tuple[tuple[Offset, tuple[int, ...]], ...]:
-        """The offsets of counters that index this barrier at more than one offset
-        (`(cnt + 1) % N` next to `cnt % N`): data-partitioned operands, or a use one step ahead."""
-        per_key: dict[str, set[int]] = {}
-        for o, _ in self.offsets:
-            per_key.setdefault(o.key, set()).add(o.offset)
-        return tuple((o, lines) for o, lines in self.offsets if len(per_key[o.key]) > 1)
+        """Waits (or arrives) that index this barrier with one counter at several offsets
+        (`(cnt + 1) % N` next to `cnt % N`): data-partitioned operands, or a use one iteration
+        ahead. An arrive one slot ahead of the waits is not stagger: it is a wait for the
+        previous arrival (ir-semantics 5.4), see `lead`."""
+        out: list[tuple[Offset, tuple[int, ...]]] = []
+        for group in (self.waits, self.arrives):
+            lines: dict[Offset, list[int]] = {}
+            for u in group:
+                if u.offset is not None:
+                    lines.setdefault(u.offset, []).append(u.use.line)
+            per_key: dict[str, set[int]] = {}
+            for o in lines:
+                per_key.setdefault(o.key, set()).add(o.offset)
+            out.extend((o, tuple(sorted(set(ls)))) for o, ls in lines.items() if len(per_key[o.key]) > 1)
+        return tuple(sorted(out, key=lambda x: (x[0].counter, x[0].offset, x[1])))
+
+    @property
+    def wait_offsets(self) -> tuple[Offset, ...]:
+        return tuple(dict.fromkeys(w.offset for w in self.waits if w.offset is not None))
 
 
 @dataclass(frozen=True, slots=True)
 class StaggerGroup:
-    """Barriers whose data share one `buffer.id`, with the slot offsets each one uses."""
+    """Barriers whose data share one `buffer.id`, with the slot offsets their waits use."""
 
     buffer_id: int
     members: tuple[tuple[str, tuple[Offset, ...]], ...]  # (barrier id, its offsets)
 
     @property
     def staggered(self) -> bool:
-        """Some counter indexes the group's barriers at more than one offset."""
+        """Some counter indexes the waits of the group's barriers at more than one offset."""
         seen: dict[str, set[int]] = {}
         for _, offs in self.members:
             for o in offs:
@@ -225,6 +246,8 @@ class _Builder:
         self.sym = symbolic or SymbolicAnalysis(analysis.sel.ir, None, analysis.values)
         self.with_data = with_data
         self.levels = _loop_levels(analysis.ops)
+        self.parents = {op.line: next((a.line for a in op.ancestors() if a.name in LOOP_OPS), None)
+                        for op in analysis.ops if op.name in LOOP_OPS}
 
     def run(self) -> PhaseReport:
         data = self._data() if self.with_data else {}
@@ -267,6 +290,14 @@ class _Builder:
             if w.phase is not None and w.phase.constant is not None and _loop_depth(w.use.op) > 0:
                 notes.append(f"wait at line {w.use.line} polls the constant parity {w.phase.constant & 1} inside a loop: "
                              f"right only if every pass completes an even number of phases on its slot (ir-semantics 7.3)")
+        wait_offs = {(w.offset.key, w.offset.offset) for w in waits if w.offset is not None}
+        for a in arrives:
+            o = a.offset
+            if o is None or not any(k == o.key for k, _ in wait_offs) or (o.key, o.offset) in wait_offs:
+                continue
+            lead = min((o.offset - off) % o.modulus for k, off in wait_offs if k == o.key)
+            notes.append(f"the arrive at line {a.use.line} indexes the slot {lead} ahead of the waits on the same "
+                         f"counter: each wait polls the slot an earlier arrival completed (ir-semantics 5.4)")
         unresolved = [w.use.line for w in waits if w.slot is not None and not w.resolved]
         if unresolved:
             notes.append(f"slot or phase not fully traced at line(s) {', '.join(map(str, unresolved))}")
@@ -309,7 +340,7 @@ class _Builder:
         values = [v for v in (slot, phase) if v is not None]
         advances = self._advances(values)
         cadence = _deepest(advances) if values else _still(b)
-        samples, note = self._samples(b, slot, phase, b.slots)
+        samples, note = self._samples(b, u, slot, phase, b.slots)
         side = None
         if u.op.name != WAIT_BARRIER:
             # Token and aref waits: the lowering decides the parity, the role decides the side.
@@ -346,15 +377,44 @@ class _Builder:
                     if s.amount is not None and s.amount != 0 and s.loop not in out:
                         out[s.loop] = Advance(s.loop, self._level(s.loop), s.amount, s.condition)
             for leaf in leaves(v.expr):
-                if isinstance(leaf, Var) and leaf.kind in ("induction", "iter_arg", "loop_result") \
-                        and leaf.loop is not None and leaf.loop not in out:
-                    out[leaf.loop] = Advance(leaf.loop, self._level(leaf.loop), None)
+                if not (isinstance(leaf, Var) and leaf.kind in ("induction", "iter_arg", "loop_result")) \
+                        or leaf.loop is None:
+                    continue
+                if leaf.kind == "induction":
+                    loops = {leaf.loop}
+                elif leaf.kind == "iter_arg":
+                    loops = self._carried(leaf.loop, leaf.index or 0, 0) or {leaf.loop}
+                else:  # a loop result passed through unchanged is its init: it moves with the loop around
+                    parent = self.parents.get(leaf.loop)
+                    loops = self._carried(leaf.loop, leaf.index or 0, 0) or ({parent} if parent is not None else set())
+                for loop in loops:
+                    if loop not in out:
+                        out[loop] = Advance(loop, self._level(loop), None)
         return tuple(sorted(out.values(), key=lambda a: (self.levels.get(a.loop, (0, INNER))[0], a.loop)))
+
+    def _carried(self, loop: int, index: int, depth: int) -> set[int]:
+        """The loops that change a loop-carried value the tool did not recognise as a counter:
+        the loop itself when its yield changes it, and, through nested loops whose results the
+        yield passes on, every loop that changes it inside (an upstream stage carried from the
+        k loop into the tile loop advances per k step, like a peeled AutoWS counter). Empty when
+        every loop passes it through unchanged."""
+        info = self.sym.loop(loop)
+        if info is None or info.kind != "for" or index >= len(info.yields) or depth > 8:
+            return {loop}  # not a for loop the tool can look into: say it may change it
+        y = info.yields[index]
+        out: set[int] = set()
+        if not (isinstance(y, Var) and y.key == f"L{loop}.iter{index}"):
+            out.add(loop)
+        for leaf in leaves(y):
+            if isinstance(leaf, Var) and leaf.kind == "loop_result" and leaf.loop not in (None, loop) \
+                    and leaf.index is not None and self.parents.get(leaf.loop) == loop:
+                out |= self._carried(leaf.loop, leaf.index, depth + 1)
+        return out
 
     def _level(self, loop: int) -> str:
         return self.levels.get(loop, (0, INNER))[1]
 
-    def _samples(self, b: Barrier, slot: SymbolicValue | None, phase: SymbolicValue | None,
+    def _samples(self, b: Barrier, u: BarrierUse, slot: SymbolicValue | None, phase: SymbolicValue | None,
                  depth: int | None) -> tuple[tuple[Sample, ...], str | None]:
         if b.kind is BarrierKind.NAMED:
             return (), "named barrier: synchronizes by thread count, no slot or phase"
@@ -372,11 +432,10 @@ class _Builder:
                 free.append(leaf)
             elif isinstance(leaf, Var) and leaf.key not in counters:
                 free.append(leaf)
-        if free:
-            what = "kernel input" if free[0].kind == "param" else f"{free[0].kind.replace('_', ' ')} of loop at line {free[0].loop}"
-            return (), f"depends on {free[0].name} ({what}), which the evaluator does not fix"
-        starts = {k: _start(c) for k, c in counters.items()}
         count = 2 * max(depth or 1, 1) + 2
+        if free:
+            return self._simulated(u, slot, phase, count, free[0])
+        starts = {k: _start(c) for k, c in counters.items()}
         out = []
         for i in range(count):
             bind = {k: s + i * st for k, (s, st) in starts.items()}
@@ -390,6 +449,31 @@ class _Builder:
         if len(counters) > 1:
             note = "several counters: each sampled as advancing once per i"
         return tuple(out), note
+
+    def _simulated(self, u: BarrierUse, slot: SymbolicValue, phase: SymbolicValue, count: int,
+                   free: Var) -> tuple[tuple[Sample, ...], str | None]:
+        """Samples for a formula left in terms of loop variables: run the IR's own recurrences
+        (`SymbolicAnalysis.simulate`) for iteration i of the innermost loop around the use, the
+        enclosing loops at their first iteration. Kernel inputs and unknown trip counts stop it
+        (nothing is guessed); the note then says what was missing."""
+        what = "kernel input" if free.kind == "param" else f"{free.kind.replace('_', ' ')} of loop at line {free.loop}"
+        loops = [a.line for a in u.op.ancestors() if a.name in LOOP_OPS]
+        if not loops:
+            return (), f"depends on {free.name} ({what})"
+        out = []
+        for i in range(count):
+            it = {line: 0 for line in loops}
+            it[loops[0]] = i
+            try:
+                s_val = self.sym.simulate(slot.raw, it)
+                p_val = self.sym.simulate(phase.raw, it) & 1
+            except EvalError as exc:
+                if not out:
+                    return (), f"depends on {free.name} ({what}); simulating the IR needs {exc}"
+                return tuple(out), f"simulation stopped at i = {i}: {exc}"
+            out.append(Sample(i, {}, s_val, p_val))
+        return tuple(out), (f"simulated from the IR's recurrences: i = iteration of the loop at line {loops[0]}, "
+                            f"enclosing loops at their first iteration (the formula reads {free.name}, {what})")
 
     # -- data -------------------------------------------------------------------------------
     def _data(self) -> dict[str, tuple[DataItem, ...]]:
@@ -536,7 +620,7 @@ def _stagger_groups(barriers: list[BarrierPhases]) -> tuple[StaggerGroup, ...]:
     for bid, group in sorted(by_id.items()):
         if len(group) < 2:
             continue
-        out.append(StaggerGroup(bid, tuple((b.barrier.id, tuple(o for o, _ in b.offsets)) for b in group)))
+        out.append(StaggerGroup(bid, tuple((b.barrier.id, b.wait_offsets) for b in group)))
     return tuple(out)
 
 

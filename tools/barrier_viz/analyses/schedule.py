@@ -9,6 +9,7 @@ bounds", never a proof.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -60,10 +61,20 @@ def _slot_label(ref) -> str:
     return f"{name}{idx} (allocated at line {ref.alloc.line})"
 
 
-def run(function: Operation, params: Params | None = None, policy: str = "in_order", stop_trips: int | None = None) -> RunResult:
-    """Run the kernel under one scheduling policy: "favorable", "in_order", "reverse" or
-    "round_robin". With `stop_trips`, stop ("covered") once every loop holding barrier operations
-    has run that many iterations: enough for rings to wrap and a second tile to start."""
+def run(function: Operation, params: Params | None = None, policy: str = "in_order", stop_trips: int | None = None,
+        observer=None) -> RunResult:
+    """Run the kernel under one scheduling policy:
+
+    * "favorable": one step at a time, a partition whose wait was just satisfied goes first;
+    * "in_order" / "reverse": the first runnable partition (region order, or reversed) runs until
+      it blocks — producers race ahead of consumers, or the other way round;
+    * "round_robin": one visible step each in turn;
+    * "starve:NAME": partition NAME runs only when no other one can (a slow waiter);
+    * "random:SEED": a random runnable partition runs a random number of steps.
+
+    With `stop_trips`, stop ("covered") once every loop holding barrier operations has run that
+    many iterations: enough for rings to wrap and a second tile to start. `observer(machine)` is
+    called after every step (for state counting)."""
     machine = Machine(function, params)
     try:
         threads = machine.start()
@@ -71,31 +82,39 @@ def run(function: Operation, params: Params | None = None, policy: str = "in_ord
         return RunResult("not_simulated", policy, 0, machine, reason=str(exc))
     watched = _barrier_loops(function) if stop_trips else []
     if policy == "favorable":
-        return _run_favorable(machine, threads, policy, watched, stop_trips or 0)
+        return _run_favorable(machine, threads, policy, watched, stop_trips or 0, observer)
     budget = machine.params.max_steps
+    rng = random.Random(int(policy.split(":", 1)[1])) if policy.startswith("random:") else None
+    victim = policy.split(":", 1)[1] if policy.startswith("starve:") else None
     steps = 0
     try:
         while True:
-            progressed = False
             threads = machine.threads
-            order = list(threads) if policy != "reverse" else list(reversed(threads))
-            for t in order:
-                if t.done:
-                    continue
-                quantum = 1 if policy == "round_robin" else budget
-                n = _advance(t, quantum)
-                steps += n
-                progressed |= n > 0
-                if steps > budget:
-                    return RunResult("bound_reached", policy, steps, machine)
-                if watched and _covered(machine, watched, stop_trips or 0):
-                    return RunResult("covered", policy, steps, machine)
-                if policy != "round_robin" and n > 0:
-                    break  # restart from the first thread in the order: it may be runnable again
-            if all(t.done for t in machine.threads):
+            if all(t.done for t in threads):
                 return RunResult("completed", policy, steps, machine)
-            if not progressed:
+            runnable = [t for t in threads if not t.done and _runnable(t)]
+            if not runnable:
                 return RunResult("deadlock", policy, steps, machine, _blocked(machine))
+            if rng is not None:
+                t = rng.choice(runnable)
+                quantum = rng.randint(1, 24)
+            elif policy == "round_robin":
+                t = min(runnable, key=lambda x: (x.steps, x.index))
+                quantum = 1
+            else:
+                order = list(reversed(runnable)) if policy == "reverse" else list(runnable)
+                if victim is not None:
+                    order.sort(key=lambda x: x.name == victim)
+                t = order[0]
+                quantum = 1 if victim is not None else budget
+            n = _advance(t, quantum)
+            steps += n
+            if observer is not None:
+                observer(machine)
+            if steps > budget:
+                return RunResult("bound_reached", policy, steps, machine)
+            if watched and _covered(machine, watched, stop_trips or 0):
+                return RunResult("covered", policy, steps, machine)
     except SimulationError as exc:
         return RunResult("not_simulated", policy, steps, machine, reason=str(exc))
 
@@ -113,17 +132,44 @@ def _runnable(t: Thread) -> bool:
     return True
 
 
-def _barrier_loops(function: Operation) -> list[int]:
-    return [id(op) for op in function.walk()
-            if op.name in ("scf.for", "scf.while") and any(o.name in _BARRIER_NAMES for o in op.walk())]
+OUTER_TRIPS = 2  # a persistent loop must start a second tile
 
 
-def _covered(machine: Machine, watched: list[int], trips: int) -> bool:
+def _barrier_loops(function: Operation) -> list[tuple[int, bool]]:
+    """(id, is_outer) of every loop holding barrier operations; an outer one holds another."""
+    loops = [op for op in function.walk()
+             if op.name in ("scf.for", "scf.while") and any(o.name in _BARRIER_NAMES for o in op.walk())]
+    ids = {id(op) for op in loops}
+    return [(id(op), any(id(inner) in ids for inner in op.walk() if inner is not op)) for op in loops]
+
+
+def _covered(machine: Machine, watched: list[tuple[int, bool]], trips: int) -> bool:
+    """Inner loops ran `trips` iterations (rings wrap), outer ones OUTER_TRIPS; a loop that
+    finished twice with fewer iterations is covered too (its bounds say so)."""
     got, exits = machine.loop_trips, machine.loop_exits
-    return all(got.get(i, 0) >= trips or exits.get(i, 0) >= 2 for i in watched)
+    return all(got.get(i, 0) >= (min(trips, OUTER_TRIPS) if outer else trips) or exits.get(i, 0) >= 2
+               for i, outer in watched)
 
 
-def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched: list[int], trips: int) -> RunResult:
+def default_trips(function: Operation) -> int:
+    """Enough iterations for every barrier ring to wrap twice: 2 * slots + 1 (at least 3)."""
+    slots = 1
+    for op in function.walk():
+        if op.name == "ttg.local_alloc" and op.result_types:
+            t = op.result_types[0]
+            if "xi64" in t and "memdesc<" in t:
+                dims = t.split("memdesc<", 1)[1].split(",")[0].split("x")
+                if len(dims) >= 2 and dims[0].isdigit():
+                    slots = max(slots, int(dims[0]))
+        elif op.name == "nvws.create_token":
+            n = op.attr("numBuffers")
+            if isinstance(n, int):
+                slots = max(slots, n)
+    return max(3, 2 * min(slots, 8) + 1)
+
+
+def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched: list[int], trips: int,
+                   observer=None) -> RunResult:
     """One visible step at a time; a partition whose wait has just been satisfied runs before
     anyone else may arrive again, so no waiter misses a phase it was entitled to see. A deadlock
     here happens in the friendliest schedule the hardware can take."""
@@ -148,6 +194,8 @@ def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched
             if chosen is None:
                 return RunResult("deadlock", policy, steps, machine, _blocked(machine))
             steps += _advance(chosen, 1)
+            if observer is not None:
+                observer(machine)
             if steps > budget:
                 return RunResult("bound_reached", policy, steps, machine)
             if watched and steps % 64 == 0 and _covered(machine, watched, trips):
@@ -163,7 +211,7 @@ def _advance(t: Thread, quantum: int) -> int:
         if not _runnable(t):
             return taken  # still blocked
         if isinstance(t.pending, Wait):
-            t.pending.slot.seen[t.index] = t.pending.slot.completions
+            t.machine.passed(t.pending.slot, t.index, t.pending.parity)
         try:
             nxt = next(t.gen)
         except StopIteration:
@@ -198,21 +246,15 @@ def find_deadlock(function: Operation, params: Params | None = None, policies: I
 
 
 def coverage_ok(result: RunResult, function: Operation, min_trips: int) -> bool:
-    """Did every loop that holds barrier operations run at least `min_trips` iterations in one
-    entry (or complete with fewer because its bounds say so)?"""
+    """Did the run reach the coverage `_covered` asks for (rings wrapped, a second tile)?"""
     if result.machine is None:
         return True
-    trips = result.machine.loop_trips
-    for op in function.walk():
-        if op.name in ("scf.for", "scf.while") and any(o.name in _BARRIER_NAMES for o in op.walk()):
-            if trips.get(id(op), 0) < min_trips and id(op) in trips:
-                return False
-    return True
+    return _covered(result.machine, _barrier_loops(function), min_trips)
 
 
 _BARRIER_NAMES = frozenset({"ttng.wait_barrier", "ttng.arrive_barrier", "ttng.barrier_expect",
                             "ttng.tc_gen5_commit", "ttng.async_tma_copy_global_to_local"})
-INT_ARG_CANDIDATES = (1024, 4096, 16384)
+INT_ARG_CANDIDATES = (16, 64, 256, 1024, 4096, 16384)
 
 
 def choose_params(function: Operation, base: Params | None = None, min_trips: int = 3) -> Params:

@@ -25,7 +25,7 @@ def check(analysis, simulate: bool = True) -> CheckResult:
     dyn: DeadlockAnalysis | None = None
     fn = analysis.sel.function
     if simulate and fn is not None:
-        dyn = analyse_deadlocks(fn, analysis.arrivers)
+        dyn = analyse_deadlocks(fn, analysis.arrivers, gated=analysis.arrival_gated)
         for f in dyn.findings:
             twin = next((s for s in found if _same_cause(s, f)), None)
             if twin is not None:

@@ -93,6 +93,7 @@ def render_eval_text(doc: dict[str, Any], echo) -> None:
     echo(f"deadlock recall: {s['deadlock_recall']} over {s['deadlock_cases']} hang cases")
     echo(f"false deadlocks: {s['false_deadlocks']} on {s['known_good_cases']} known-good/benign cases")
     echo(f"race recall: {s['race_recall']} over {s['race_expectations']} race expectations")
+    echo(f"GPU runs that completed but were called a hang: {s['observed_completions_flagged']}")
     echo("")
     echo(f"{'kind':32} {'recall':>7} {'precision':>9} {'support':>7} {'false+':>6}")
     for kind, r in s["per_kind"].items():

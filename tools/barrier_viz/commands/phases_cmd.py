@@ -30,6 +30,9 @@ from ..schemas import InputRef, _Model
 from ..session import Selection
 
 
+OUTSIDE = "outside partitions"
+
+
 class CounterDoc(_Model):
     name: str
     kind: str = Field(description="additive | wrap | toggle")
@@ -302,7 +305,7 @@ def _block(b: BarrierDoc) -> list[str]:
         counters: dict[str, str] = {}
         for f in [w.slot for w in b.waits] + [w.phase for w in b.waits] + [a.slot for a in b.arrives]:
             for c in (f.counters if f is not None else []):
-                counters.setdefault(c.name, c.description)
+                counters.setdefault(c.description, c.description)  # names repeat across partitions
         for desc in counters.values():
             lines.append(f"  Counter: {desc}")
         lines.extend(_formula_lines("Index", [(w, w.slot) for w in b.waits]))
@@ -325,7 +328,7 @@ def _block(b: BarrierDoc) -> list[str]:
         lines.append("  Arrives:")
         for a in b.arrives:
             slot = f" slot {a.slot.formula}" if a.slot is not None else ""
-            lines.append(f"    line {a.line} {a.partition or 'outside partitions'} {_short(a.op)} [{a.mechanism}]{slot}: {a.contributes}")
+            lines.append(f"    line {a.line} {a.partition or OUTSIDE} {_short(a.op)} [{a.mechanism}]{slot}: {a.contributes}")
     for n in b.notes:
         lines.append(f"  Note:    {n}")
     return lines
@@ -377,19 +380,19 @@ def _formula_lines(label: str, items: list[tuple[WaitDoc, Optional[FormulaDoc]]]
         if len(groups) == 1:
             out.append(f"  {label + ':':<8} {formula}{extra}")
         else:
-            where = ", ".join(sorted({f'{w.partition or "main"} line {w.line}' for w in ws}))
+            where = ", ".join(sorted({f"{w.partition or OUTSIDE} line {w.line}" for w in ws}))
             out.append(f"  {label} ({where}): {formula}{extra}")
     return out
 
 
 def _wait_lines(w: WaitDoc, shown: dict[tuple, int]) -> list[str]:
-    who = w.partition or "outside partitions"
+    who = w.partition or OUTSIDE
     if w.slot is None or w.phase is None:
         return [f"    line {w.line} {who} {_short(w.op)}" + (f": {w.samples_note}" if w.samples_note else "")]
     side = {"producer": "producer side: first use passes on a fresh slot",
             "consumer": "consumer side: first use blocks until the slot completes"}.get(w.side or "", "")
-    pred = f", predicate {w.predicate}" if w.predicate else ""
-    head = f"    line {w.line} {who}: slot {w.slot.formula}, parity {w.phase.formula}" + (f"  [{side}{pred}]" if side or pred else "")
+    tags = [t for t in (side, f"predicate {w.predicate}" if w.predicate else "") if t]
+    head = f"    line {w.line} {who}: slot {w.slot.formula}, parity {w.phase.formula}" + (f"  [{', '.join(tags)}]" if tags else "")
     out = [head]
     if w.slot.unknowns or w.phase.unknowns:
         out.append(f"      unresolved: {', '.join(w.slot.unknowns + w.phase.unknowns)}")

@@ -45,10 +45,13 @@ class Case:
 
     @property
     def known_good(self) -> bool:
-        """A case that must produce no deadlock: no expected hang, and deadlocks listed absent
-        (unmodified kernels, benign mutants, GPU runs that completed)."""
+        """A case that must produce no deadlock and is otherwise sound: no expected hang,
+        deadlocks listed absent (unmodified kernels, benign mutants, GPU runs that completed
+        correctly). A GPU run that completed with a *wrong* result did not hang that time, but is
+        no known-good input: a flagged hang there is scored as a false finding, not counted as a
+        false deadlock on good input."""
         expects_hang = any(_is_hang_kind(f["kind"]) for f in self.findings)
-        return not expects_hang and any(a in ("deadlock.*", "hang") for a in self.absent)
+        return not expects_hang and self.truth != "wrong" and any(a in ("deadlock.*", "hang") for a in self.absent)
 
     @property
     def expects_deadlock(self) -> bool:

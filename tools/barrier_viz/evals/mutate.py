@@ -7,8 +7,11 @@ Each operator here makes one edit at op level (it locates the op with the parser
 
 * an mbarrier phase completes when its pending-arrival count reaches zero and its transaction
   count is zero; `wait(parity P)` returns once the phase of parity P has completed;
-* removing a wait never blocks anything (waits do not change barrier state), so a dropped wait
-  can race but never hang;
+* a wait changes no barrier state, but it throttles its partition: without it the partition
+  can run ahead and complete two phases of a barrier it arrives on before the other side polls,
+  and `wait(parity)` then sees the parity back where it was (parity aliasing). So a dropped wait
+  is a race by construction and *may* also hang: its cases expect the race and leave hangs
+  unjudged;
 * removing every arrival of a barrier that something waits on (with a phase that needs a
   completion) means that phase never completes.
 
@@ -37,7 +40,9 @@ from ..session import select
 ARRIVALS = frozenset({Role.ARRIVE, Role.EXPECT, Role.COMMIT, Role.MMA_ARRIVE})
 # Expected-kind group: any finding whose kind is one of the hang kinds (findings.HANG_KINDS).
 HANG = "hang"
-NO_HANG = ["deadlock.*", "phase.constant_in_loop", "expect.bytes_mismatch"]
+# What a dropped wait cannot cause: it makes no phase operand constant and changes no byte count.
+# (It can cause a hang through parity aliasing, so hangs are not listed.)
+NOT_FROM_DROPPED_WAIT = ["phase.constant_in_loop", "expect.bytes_mismatch"]
 NO_ERRORS_BENIGN = ["deadlock.*", "phase.constant_in_loop", "expect.bytes_mismatch", "race.*"]
 GPU_NOTE = "observed on H200 for this operator in ../shared/corpus/gpu/gemm_ws_sm90_stages4"
 READ_OPS = frozenset({"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled", "ttng.warp_group_dot", "ttg.local_load",
@@ -376,8 +381,10 @@ def op_expect_bytes(src: Source) -> Iterator[Mutant]:
                        f"{u.bytes}: the transaction count of the phase does not return to zero when the copies "
                        "land (or reaches zero early and goes negative with the rest), so the waiter's phase never "
                        "completes as expected (hang observed on H200 in ../shared/corpus/gpu).")
+                # Fewer bytes can also complete the phase while the copy still writes (a read of a
+                # half-landed tile), so races are unjudged for "less"; more bytes only delay.
                 yield Mutant(f"expect_{tag}_L{u.line}", "expect_bytes", text, [{"kind": "expect.bytes_mismatch"}],
-                             ["race.*"], why, u.line, f"expect {u.bytes} -> {n}")
+                             ["race.*"] if tag == "more" else [], why, u.line, f"expect {u.bytes} -> {n}")
 
 
 def op_dup_arrive(src: Source) -> Iterator[Mutant]:
@@ -429,15 +436,15 @@ def op_drop_wait(src: Source) -> Iterator[Mutant]:
             continue
         if kind == "release":
             why = (f"the producer's wait at line {w.line} on {b.name} was its acquire of the slot it then loads "
-                   "into; without it the TMA load overwrites the slot while a consumer may still read it. Removing a "
-                   "wait never blocks anything, so no hang.")
+                   "into; without it the TMA load overwrites the slot while a consumer may still read it (a hang "
+                   "through parity aliasing is possible too and is left unjudged).")
             exp = [{"kind": "race.missing_acquire", "partition": _p(w)}]
         else:
             why = (f"the wait at line {w.line} on TMA-fed barrier {b.name} was the consumer's only proof that the "
-                   "data landed; without it the reader reads the slot unsynchronized. Removing a wait never blocks "
-                   "anything, so no hang.")
+                   "data landed; without it the reader reads the slot unsynchronized (and, unthrottled, may complete "
+                   "two phases of its release barrier before the producer polls: a possible hang, left unjudged).")
             exp = [{"kind": "race.unsynchronized_read", "partition": _p(w)}]
-        yield Mutant(f"drop_wait_{kind}_L{w.line}", "drop_wait", text, exp, NO_HANG, why, w.line,
+        yield Mutant(f"drop_wait_{kind}_L{w.line}", "drop_wait", text, exp, NOT_FROM_DROPPED_WAIT, why, w.line,
                      "wait removed", {"wait_kind": kind})
 
 
@@ -450,24 +457,36 @@ def op_zero_store(src: Source) -> Iterator[Mutant]:
             continue
         if sum(1 for a in load.ancestors() if a.name in ("scf.for", "scf.while")) < 1:
             continue
-        root_op = src.analysis.tracer.trace(load.operands[0], load).root
-        if root_op is None:
+        tr = src.analysis.tracer.trace(load.operands[0], load)
+        root_op = tr.root
+        if root_op is None or tr.column_offset is not None:  # a packed column view is another buffer
             continue
         part = src.analysis.partition_name(load)
         writer = None
         for m in mmas:
             if len(m.operands) >= 4 and src.analysis.tracer.trace(m.operands[2], m).root is root_op \
-                    and src.analysis.partition_name(m) != part:
+                    and src.analysis.partition_name(m) != part and _self_zeroing(src, m):
                 writer = m
         if writer is None:
             continue
+        # The release after the read: an arrive on a barrier the writer's partition waits on.
+        wpart = src.analysis.partition_name(writer)
         nxt = src.next_sync_or_memory_op(load)
-        while nxt is not None and not any(u.role is Role.ARRIVE for _, u in src.analysis.barriers.uses_at(nxt)):
+        while nxt is not None and not any(
+                u.role is Role.ARRIVE and any(w.partition == wpart for w in src.waits(b))
+                for b, u in src.analysis.barriers.uses_at(nxt)):
             nxt = src.next_sync_or_memory_op(nxt)
         if nxt is None or nxt.block is not load.block or not src.alone_on_line(nxt):
             continue
+        # Unordered only if nothing later in this iteration signals the writer's partition
+        # (a later arrive it waits on would order the store before its next MMA).
+        ops = load.block.operations
+        later = [x for op in ops[ops.index(nxt) + 1:] for x in op.walk()]
+        if any(u.role in ARRIVALS and any(w.partition == wpart for w in src.waits(b))
+               for x in later for b, u in src.analysis.barriers.uses_at(x)):
+            continue
         seg = src.op_bytes(load).decode()
-        m = re.search(r":\s*(!ttg\.memdesc<[^>]*>)\s*->\s*(tensor<.*>)\s*$", seg)
+        m = re.search(r":\s*(!ttg\.memdesc<[^>]*>)\s*->\s*(tensor<[^>]*>)", seg)
         if not m:
             continue
         md_type, tensor_type = m.group(1), m.group(2)
@@ -481,8 +500,21 @@ def op_zero_store(src: Source) -> Iterator[Mutant]:
                "the store is redundant and, being after the release, unordered with the next tile's MMA: it can "
                "clobber the next accumulation (the seed's redundant-zero-store race).")
         yield Mutant(f"zero_store_L{load.line}", "zero_store", text,
-                     [{"kind": "race.redundant_zero_store"}], NO_HANG, why, nxt.line, "zero tmem_store inserted")
+                     [{"kind": "race.redundant_zero_store"}], ["deadlock.*", "phase.constant_in_loop", "expect.bytes_mismatch"],
+                     why, nxt.line, "zero tmem_store inserted")
         return
+
+
+def _self_zeroing(src: Source, mma: Operation) -> bool:
+    """An MMA that initializes its accumulator itself inside a persistent loop: its useD is the
+    constant false (the first MMA of a tile, peeled), or a non-constant flag while the MMA sits
+    two loops deep (tile loop around K loop), where the flag restarts false every tile."""
+    use_d = mma.operands[3]
+    value = src.constant_of(use_d)
+    depth = sum(1 for a in mma.ancestors() if a.name in ("scf.for", "scf.while"))
+    if value == 0:
+        return depth >= 1
+    return value is None and depth >= 2
 
 
 OPERATORS: dict[str, Callable[[Source], Iterator[Mutant]]] = {

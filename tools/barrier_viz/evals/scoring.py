@@ -154,6 +154,9 @@ def summarize(scores: list[CaseScore]) -> dict[str, Any]:
         "deadlock_recall": round(sum(s.hang_reported for s in dl) / len(dl), 4) if dl else None,
         "known_good_cases": len(good),
         "false_deadlocks": sum(s.hang_reported for s in good),
+        # GPU runs that completed (ok or wrong result) yet were called a hang: a timing-dependent
+        # hang the run did not hit, or a false verdict; each is listed among the misses.
+        "observed_completions_flagged": sum(s.hang_reported for s in scores if s.case.truth in ("ok", "wrong")),
         "race_expectations": len(race_exp),
         "race_recall": round(sum(e in s.matched for s, e in race_exp) / len(race_exp), 4) if race_exp else None,
         "per_kind": per_kind,

@@ -19,11 +19,44 @@ _ARRAY = re.compile(r"^array<\s*[a-z]\w*\s*(:\s*(?P<body>.*))?>$", re.S)
 _MAX_DEPTH = 64
 
 
+_SPLIT_TOKEN = re.compile(r'->|["()\[\]{}<>]|,')
+
+
 def split_top_level(text: str, sep: str = ",") -> list[str]:
     """Split `text` at `sep` characters that are not nested in brackets or inside strings.
 
     `->` is not a closing angle bracket, so function types inside attributes split correctly.
+    The scan jumps from one bracket, quote or separator to the next (a regex does the walking),
+    because every attribute dictionary of a unit comes through here.
     """
+    if sep != ",":
+        return _split_top_level_slow(text, sep)
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    pos = 0
+    search = _SPLIT_TOKEN.search
+    while True:
+        m = search(text, pos)
+        if m is None:
+            break
+        tok = m.group()
+        pos = m.end()
+        if tok == '"':
+            pos = _skip_string(text, m.start())
+        elif tok in _OPEN:
+            depth += 1
+        elif tok in _CLOSE:
+            depth = max(0, depth - 1)
+        elif tok == "," and depth == 0:
+            parts.append(text[start : m.start()])
+            start = pos
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _split_top_level_slow(text: str, sep: str) -> list[str]:
+    """`split_top_level` for a separator other than `,`, one character at a time."""
     parts: list[str] = []
     depth = 0
     start = 0

@@ -398,14 +398,21 @@ class _Structurer:
 
     def _resolve_locations(self, parsed: ParsedIR) -> None:
         aliases = self.aliases
+        resolved: dict[str, str | None] = {}  # most ops share a few hundred `loc(#locN)` texts
+
+        def name_of(text: str) -> str | None:
+            if text not in resolved:
+                resolved[text] = resolve_loc_name(text, aliases)
+            return resolved[text]
+
         for op in parsed.walk():
             if op.loc:
-                op.loc_name = resolve_loc_name(op.loc, aliases)
+                op.loc_name = name_of(op.loc)
             for region in op.regions:
                 for block in region.blocks:
                     for arg in block.arguments:
                         if arg.loc_name and arg.loc_name.startswith("loc("):
-                            arg.loc_name = resolve_loc_name(arg.loc_name, aliases)
+                            arg.loc_name = name_of(arg.loc_name)
 
 
 def _expand_result(text: str) -> list[str]:

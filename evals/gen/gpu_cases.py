@@ -1,0 +1,129 @@
+"""Development-machine side of the GPU probe: mutants in, observed cases out.
+
+    python evals/gen/gpu_cases.py mutants BASES.json [--work evals/gen/gpu_work] [--per-operator 2]
+        for each base the device compiled correctly, write WORK/<name>/base.ttgir, the mutants
+        barrier_viz's mutation engine derives from it (WORK/<name>/<mutant>.ttgir), probe.json
+        (the launch config) and mutants.json (each mutant's operator, site and reasoning)
+    python evals/gen/gpu_cases.py cases RESULTS.json [--work evals/gen/gpu_work]
+        write evals/cases/gpu-h200.<name>.<mutant>/ for every labelled file, with the GPU's
+        label as the truth: hang -> expects a hang-kind error; ok -> no deadlock (plus, for the
+        unmodified base, no race); wrong -> completed, so no deadlock. `notes` says
+        "observed on H200" and keeps the mutation's own reasoning next to it; when the GPU
+        disagrees with the mutation's prediction, the GPU wins and the note says so.
+
+Between the two, run on the device (see gpu_probe.py):
+    python3 evals/gen/gpu_probe.py run evals/gen/gpu_work $OUT
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+CASES = REPO / "evals" / "cases"
+sys.path.insert(0, str(REPO / "tools"))
+
+PREFIX = "gpu-h200"
+
+
+def cmd_mutants(args: argparse.Namespace) -> None:
+    from barrier_viz.evals.mutate import mutants
+
+    data = json.loads(Path(args.bases).read_text())
+    work = Path(args.work)
+    if work.exists():
+        shutil.rmtree(work)
+    total = 0
+    for name, base in data["bases"].items():
+        # A base that computes a wrong result still tells hang from completion; one that did not
+        # compile or is not warp-specialized is of no use.
+        if base["result"] not in ("ok", "wrong") or "ttg.warp_specialize" not in base["ttgir"]:
+            print(f"{name}: skipped (base {base['result']})")
+            continue
+        d = work / name
+        d.mkdir(parents=True)
+        (d / "base.ttgir").write_text(base["ttgir"])
+        (d / "probe.json").write_text(json.dumps(base["config"]))
+        info = {"meta": data.get("meta", {})}
+        for m in mutants(base["ttgir"], limit_per_operator=args.per_operator):
+            (d / f"{m.name}.ttgir").write_text(m.text)
+            info[m.name] = {"operator": m.operator, "findings": m.findings, "absent": m.absent, "why": m.why,
+                            "mutation": m.describe()}
+            total += 1
+        (d / "mutants.json").write_text(json.dumps(info, indent=1))
+        print(f"{name}: {len(info) - 1} mutants")
+    print(f"{total} mutants under {work}")
+
+
+def cmd_cases(args: argparse.Namespace) -> None:
+    from barrier_viz.analyses.findings import HANG_KINDS
+    from barrier_viz.evals.cases import write_case
+
+    res = json.loads(Path(args.results).read_text())
+    meta = res.get("meta", {})
+    work = Path(args.work)
+    written = 0
+    for name, entry in res["kernels"].items():
+        d = work / name
+        info = json.loads((d / "mutants.json").read_text())
+        bases_meta = info.get("meta", {})
+        for fname, label in sorted(entry["results"].items()):
+            if label not in ("hang", "ok", "wrong"):
+                continue  # a file that did not compile or launch tells nothing about synchronization
+            stem = Path(fname).stem
+            text = (d / fname).read_text()
+            m = info.get(stem)
+            observed = (f"observed on H200 ({meta.get('gpu', 'NVIDIA H200')}, triton {bases_meta.get('triton', '?')}): "
+                        f"{label}" + (f" (no completion within {meta.get('hang_after_s', '?')} s of launch)"
+                                      if label == "hang" else ""))
+            if label == "hang":
+                findings, absent = [{"kind": "hang"}], []
+            elif stem == "base":
+                findings, absent = [], ["deadlock.*", "hang", "race.*"]
+            else:
+                # completed: whatever else it is, it did not deadlock in this run
+                findings, absent = [], ["deadlock.*", "hang"]
+                if m and label == "ok" and m["operator"] == "dup_wait":
+                    findings = m["findings"]
+            note = observed
+            if m:
+                predicted_hang = any(f["kind"] == "hang" or f["kind"] in HANG_KINDS for f in m["findings"])
+                agrees = predicted_hang == (label == "hang")
+                note += f". Mutation {m['operator']}: {m['why']}"
+                if not agrees:
+                    note += " [the GPU disagrees with the mutation's prediction; the observation is the truth here]"
+            source = {"compiler": "triton", "version": bases_meta.get("triton", "?"), "target": "cuda:90",
+                      "kernel": entry["config"]["kernel"], "constexprs": entry["config"]["constexprs"],
+                      "num_warps": entry["config"]["warps"], "num_stages": entry["config"]["stages"],
+                      "gpu": meta.get("gpu", "NVIDIA H200")}
+            if m:
+                source["mutation"] = m["mutation"]
+            write_case(CASES / f"{PREFIX}.{name}.{stem}", text, findings=findings, absent=absent, notes=note,
+                       source=source, truth=label, compress=True)
+            written += 1
+    print(f"wrote {written} GPU-observed cases")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("mutants")
+    a.add_argument("bases")
+    a.add_argument("--work", default=str(HERE / "gpu_work"))
+    a.add_argument("--per-operator", type=int, default=2)
+    a.set_defaults(func=cmd_mutants)
+    c = sub.add_parser("cases")
+    c.add_argument("results")
+    c.add_argument("--work", default=str(HERE / "gpu_work"))
+    c.set_defaults(func=cmd_cases)
+    args = ap.parse_args()
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

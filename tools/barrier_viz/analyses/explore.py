@@ -1,0 +1,193 @@
+"""Bounded exploration of interleavings: deadlock witnesses and happens-before races.
+
+Static rules find most hangs; two classes escape them: deadlocks that appear only once rings
+wrap or one partition runs ahead, and races no arrive/wait count can see (column-packed TMEM).
+`explore` runs the kernel's barrier-level program (`machine`) under many schedules — the four
+systematic ones of `schedule`, one that starves each partition in turn (a slow waiter is how a
+duplicated arrive or a missing acquire hangs), then seeded random ones until the budget or the
+timeout — with vector clocks on (`hb`).
+
+Only barrier operations are visible steps (everything between two of them is local to a
+partition, so interleaving it changes nothing: the partial-order reduction that makes this
+affordable). Distinct global states (every partition's position and every barrier slot's
+parity, pending count and bytes) are counted by hash. The verdict says which bound was hit;
+silence means "nothing found within these bounds", never a proof.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+from ..ir.model import Operation
+from .machine import Params
+from .schedule import POLICIES, RunResult, choose_params, default_trips, run
+
+
+@dataclass
+class RaceReport:
+    """Two unordered conflicting accesses from different partitions (or async agents)."""
+
+    first_line: int
+    first_op: str
+    first_kind: str
+    first_partition: str
+    second_line: int
+    second_op: str
+    second_kind: str
+    second_partition: str
+    storage: str
+    columns: tuple[int, int]
+    policy: str
+
+
+@dataclass
+class ExploreResult:
+    result: str  # "deadlock" | "race" | "clean_within_bounds" | "bound_reached" | "not_simulated"
+    params: Params
+    stop_trips: int
+    runs: list[RunResult] = field(default_factory=list)
+    deadlock: RunResult | None = None
+    races: list[RaceReport] = field(default_factory=list)
+    states: int = 0
+    seconds: float = 0.0
+    reason: str = ""
+
+    def bounds(self) -> dict:
+        return {"int_args": self.params.int_args, "trips": self.stop_trips, "max_steps_per_run": self.params.max_steps,
+                "schedules": len(self.runs)}
+
+
+def explore(function: Operation, *, trips: int | None = None, max_states: int = 200_000, timeout: float = 10.0,
+            random_runs: int = 8) -> ExploreResult:
+    started = time.perf_counter()
+    stop = trips or default_trips(function)
+    base = Params(max_steps=60_000, unknown_trips=max(3, stop))
+    params = replace(choose_params(function, base, min_trips=stop), track_races=True)
+    out = ExploreResult("clean_within_bounds", params, stop)
+    seen: set[int] = set()
+
+    def observer(machine) -> None:
+        if len(seen) >= max_states:
+            return
+        seen.add(_state_hash(machine))
+
+    partitions: list[str] = []
+    queue = list(POLICIES)  # the systematic schedules must all run for a "clean" verdict
+    k = 0
+    while True:
+        mandatory = bool(queue)
+        if queue:
+            policy = queue.pop(0)
+        elif k < random_runs:
+            policy = f"random:{k}"
+            k += 1
+        else:
+            break
+        over_time = time.perf_counter() - started > timeout
+        if over_time or len(seen) >= max_states:
+            if mandatory:
+                out.reason = "timeout" if over_time else "max states"
+            break
+        result = run(function, params, policy, stop_trips=stop, observer=observer)
+        out.runs.append(result)
+        if result.outcome == "not_simulated":
+            out.result, out.reason = "not_simulated", result.reason
+            break
+        if not partitions and result.machine is not None:
+            partitions = [t.name for t in result.machine.threads if t.name != "main"]
+            queue.extend(f"starve:{name}" for name in partitions)
+        if result.machine is not None and result.machine.hb is not None:
+            _collect_races(out, result)
+        if result.deadlocked and out.deadlock is None:
+            out.deadlock = result
+        if result.outcome == "bound_reached" and mandatory and not out.reason:
+            out.reason = f"the {policy} schedule used its {params.max_steps} steps before covering every loop"
+    if out.deadlock is not None:
+        out.result = "deadlock"
+    elif out.races:
+        out.result = "race"
+    elif out.reason and out.result == "clean_within_bounds":
+        out.result = "bound_reached"  # a systematic schedule could not finish: say so, never pass silently
+    out.states = len(seen)
+    out.seconds = time.perf_counter() - started
+    return out
+
+
+def races_of(runs: list[RunResult]) -> list[RaceReport]:
+    """The distinct races observed in `runs` (by the pair of lines involved)."""
+    holder = ExploreResult("", None, 0)  # type: ignore[arg-type]
+    for r in runs:
+        if r.machine is not None and r.machine.hb is not None:
+            _collect_races(holder, r)
+    return holder.races
+
+
+def _collect_races(out: ExploreResult, result: RunResult) -> None:
+    machine = result.machine
+    names = {t.index: t.name for t in machine.threads}
+    known = {(r.first_line, r.second_line) for r in out.races}
+    for race in machine.hb.races:
+        a, b = race.first, race.second
+        key = (a.op.line, b.op.line)
+        if key in known or (b.op.line, a.op.line) in known:
+            continue
+        known.add(key)
+        out.races.append(RaceReport(
+            first_line=a.op.line, first_op=a.op.name, first_kind=a.kind, first_partition=_who(a.thread, names, machine),
+            second_line=b.op.line, second_op=b.op.name, second_kind=b.kind, second_partition=_who(b.thread, names, machine),
+            storage=_storage_name(a.region.storage, machine), columns=(max(a.region.lo, b.region.lo), min(a.region.hi, b.region.hi)),
+            policy=result.policy))
+
+
+def _who(thread: int, names: dict[int, str], machine) -> str:
+    if thread >= 0:
+        return names.get(thread, str(thread))
+    owner = machine.agent_owner.get(thread)
+    return f"{names.get(owner, '?')} (async)" if owner is not None else "async"
+
+
+def _storage_name(storage: tuple, machine) -> str:
+    if storage and storage[0] == "tmem":
+        return f"TMEM buffer.id {storage[1]}"
+    return f"{storage[1]}" if len(storage) > 1 else str(storage)
+
+
+def _state_hash(machine) -> int:
+    threads = tuple((t.index, id(getattr(t.pending, "op", None)), getattr(t.pending, "iteration", None), t.done)
+                    for t in machine.threads)
+    slots = tuple((s.parity, s.pending, s.tx) for s in machine.slots.values())
+    return hash((threads, slots))
+
+
+def race_findings(races: list[RaceReport]):
+    """Turn happens-before races into findings of the architecture's race kinds."""
+    from .findings import Kind, Severity, finding
+
+    out = []
+    for r in races:
+        if r.first_line == r.second_line and any(o is not r and o.storage == r.storage for o in races):
+            continue  # two runs of one copy unordered: a consequence of the other race on this storage
+        partitions = [r.first_partition.split(" ")[0], r.second_partition.split(" ")[0]]
+        tmem_pack = r.storage.startswith("TMEM") and "tc_gen5_mma" in (r.first_op, r.second_op) and (
+            {r.first_op, r.second_op} & {"ttng.tmem_load", "ttng.tmem_store"})
+        if tmem_pack:
+            kind = Kind.RACE_PACKED_TMEM_OVERWRITE
+            what = "an MMA overwrite and a TMEM access in another partition touch the same columns"
+        elif r.first_kind == "write" and r.second_kind == "read":
+            kind = Kind.RACE_UNSYNCHRONIZED_READ
+            what = "a read is not ordered after the write it should see"
+        else:
+            kind = Kind.RACE_MISSING_ACQUIRE
+            what = "a write is not ordered after the earlier access to the same slot"
+        out.append(finding(
+            kind, Severity.error,
+            f"{r.first_op} at line {r.first_line} ({r.first_partition}, {r.first_kind}) and {r.second_op} at line "
+            f"{r.second_line} ({r.second_partition}, {r.second_kind}) access {r.storage} columns {r.columns[0]}-{r.columns[1] - 1} "
+            f"with no happens-before order between them: {what}.",
+            lines=[r.first_line, r.second_line], partitions=partitions,
+            evidence={"schedule": r.policy, "storage": r.storage, "columns": list(r.columns),
+                      "first": {"line": r.first_line, "op": r.first_op, "access": r.first_kind, "partition": r.first_partition},
+                      "second": {"line": r.second_line, "op": r.second_op, "access": r.second_kind, "partition": r.second_partition}},
+            suggestion="Add the barrier (wait on the consumer's release, or on the producer's completion) that orders these accesses."))
+    return out
