@@ -179,3 +179,28 @@ def test_explore_finds_the_race_of_a_dropped_wait(tmp_path, base):
     code, doc = r.exit_code, json.loads(r.stdout)
     assert code == 1 and doc["result"] == "race"
     assert any(f["kind"] == "race.unsynchronized_read" for f in doc["findings"])
+
+
+PACKED = Path(__file__).parent / "fixtures" / "coverage" / "fa_packed_persistent.ttgir"
+BACK_EDGES = ("ttng.wait_barrier %m_empty_g", "ttng.wait_barrier %l_empty_g")
+
+
+def test_explore_packed_tmem_race_needs_the_outer_back_edges(tmp_path):
+    """The next tile's useD=false QK MMA rewrites all owner columns, including m_ij (65) and
+    l_i0 (66) that the default partition reads per tile: without the outer-cadence back-edges
+    the two are unordered; with them, nothing races."""
+    r = run_cli("explore", str(PACKED), "--format", "json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["result"] == "clean_within_bounds"
+
+    lines = [x for x in PACKED.read_text().split("\n") if not x.strip().startswith(BACK_EDGES)]
+    path = tmp_path / "no_back_edges.ttgir"
+    path.write_text("\n".join(lines))
+    r = run_cli("explore", str(path), "--format", "json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 1 and doc["result"] == "race"
+    packed = [f for f in doc["findings"] if f["kind"] == "race.packed_tmem_overwrite"]
+    cols = {c for f in packed for c in range(f["evidence"]["columns"][0], f["evidence"]["columns"][1])}
+    assert {65, 66} <= cols
+    reads = [f for f in packed if "ttng.tmem_load" in (f["evidence"]["first"]["op"], f["evidence"]["second"]["op"])]
+    assert reads and all("default" in f["partitions"] for f in reads)
+    assert any("tc_gen5_mma" in f["evidence"]["first"]["op"] + f["evidence"]["second"]["op"] for f in reads)

@@ -198,6 +198,11 @@ def test_matching_rules():
     assert s.false and not s.passed
     s = score_case(_case(absent=["deadlock.*"]), [Reported("wait.redundant", "info")])
     assert s.passed
+    # a verdict family's warning (e.g. a redundant but ordered zero store) is no verdict
+    s = score_case(_case(absent=["race.*"]), [Reported("race.redundant_zero_store", "warning")])
+    assert s.passed
+    s = score_case(_case(absent=["race.*"]), [Reported("race.redundant_zero_store", "error")])
+    assert not s.passed
 
 
 def test_summary_numbers():

@@ -125,7 +125,7 @@ def cmd_cases(args: argparse.Namespace) -> None:
     total = 0
     if CASES.exists() and args.clean:
         for old in CASES.iterdir():
-            if (old / "expected.yaml").is_file() and old.name.split(".")[0] in COMPILERS:
+            if (old / "expected.yaml").is_file() and old.name.split(".")[0] in COMPILERS and ".dump_" not in old.name:
                 for f in old.iterdir():
                     f.unlink()
                 old.rmdir()
@@ -152,6 +152,61 @@ def cmd_cases(args: argparse.Namespace) -> None:
     print(f"wrote {total} cases under {CASES.relative_to(REPO)}")
 
 
+# Dump snapshots kept as known-good cases: the warp-specialization pass's internal steps the
+# issue names (printed by fbtriton under MLIR_ENABLE_DUMP as "WarpSpec internal IR Dump After:
+# <step>") and the late snapshot before partition-warp optimization.
+DUMP_STEPS = ("doMemoryPlanner", "doCodePartition", "doTokenLowering")
+DUMP_KERNELS = ("gemm_persistent", "gemm_tile", "attn_fwd_persistent")
+DUMP_LATE = "Before TritonGPUOptimizePartitionWarps"
+
+
+def cmd_dumps(args: argparse.Namespace) -> None:
+    """Compile with MLIR_ENABLE_DUMP=1 under fbtriton (Meta AutoWS) and keep chosen snapshots."""
+    sys.path.insert(0, str(REPO / "tools"))
+    from barrier_viz.evals.cases import write_case
+    from barrier_viz.inputs import open_input
+
+    script = (
+        "import sys\nsys.path.insert(0, %r)\nimport triton\nfrom triton.backends.compiler import GPUTarget\n"
+        "from triton.compiler import ASTSource\nfrom kernels import KERNELS\n"
+        "fn, sig, variants = KERNELS[sys.argv[1]]\nce = variants[0]; s = dict(sig); s.update({k: 'constexpr' for k in ce})\n"
+        "triton.compile(ASTSource(fn, s, ce), target=GPUTarget('cuda', int(sys.argv[2]), 32),"
+        " options={'num_warps': %d, 'num_stages': %d})\n" % (str(HERE), 4, STAGES))
+    with tempfile.TemporaryDirectory() as tmp:
+        runner = Path(tmp) / "dump.py"
+        runner.write_text(script)
+        for kernel in DUMP_KERNELS:
+            for cap in TARGETS:
+                env = dict(os.environ, TRITON_USE_META_WS="1", MLIR_ENABLE_DUMP="1",
+                           TRITON_CACHE_DIR=tempfile.mkdtemp(dir=tmp))
+                dump = Path(tmp) / f"{kernel}_{cap}.txt"
+                with open(dump, "wb") as err:
+                    rc = subprocess.run([args.python, str(runner), kernel, str(cap)], env=env, stderr=err,
+                                        stdout=subprocess.DEVNULL).returncode
+                if rc != 0:
+                    print(f"{kernel} sm{cap}: compile failed, no snapshots")
+                    continue
+                units = [u for u in open_input(str(dump)).units if "llvm" not in u.flags]
+                chosen = [(step, next((u for u in units if u.label.endswith(step)), None)) for step in DUMP_STEPS]
+                chosen.append(("late", next((u for u in units if u.label.startswith(DUMP_LATE)
+                                             and "warp_specialize" in u.flags), None)))
+                lines = dump.read_text(errors="replace").split("\n")
+                for tag, u in chosen:
+                    if u is None:
+                        continue
+                    text = "\n".join(lines[u.start_line - 2:u.end_line]) + "\n"
+                    name = f"fbtriton-metaws.{kernel}_v0.sm{cap}.dump_{tag}"
+                    write_case(CASES / name, text, findings=[], absent=["deadlock.*", "hang"],
+                               notes=f"known-good: MLIR_ENABLE_DUMP snapshot '{u.label}' of the unmodified kernel "
+                                     "(fbtriton, TRITON_USE_META_WS=1); intermediate IR of a correct compile has "
+                                     "no deadlock.",
+                               source={"compiler": "fbtriton-metaws", "version": "3.7.4+fb", "target": f"cuda:{cap}",
+                                       "flags": {"TRITON_USE_META_WS": "1", "MLIR_ENABLE_DUMP": "1"},
+                                       "kernel": kernel, "snapshot": u.label},
+                               compress=True, input_name="input.txt.gz")
+                    print(f"{name}: {u.label} ({u.end_line - u.start_line + 2} lines)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -164,6 +219,9 @@ def main() -> None:
     k = sub.add_parser("cases")
     k.add_argument("--clean", action="store_true", help="remove generated cases first")
     k.set_defaults(func=cmd_cases)
+    d = sub.add_parser("dumps", help="known-good dump-snapshot cases (fbtriton, Meta AutoWS)")
+    d.add_argument("--python", default="/tmp/fbt/bin/python")
+    d.set_defaults(func=cmd_dumps)
     args = ap.parse_args()
     args.func(args)
 

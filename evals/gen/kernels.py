@@ -180,6 +180,29 @@ def attn_fwd_persistent(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, ZH, N_CTX, D: tl.c
         o_desc.store([q_row, 0], out.to(tl.float16))
 
 
+@triton.jit
+def attn_fwd_persistent_dp(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, ZH, N_CTX, D: tl.constexpr,
+                           BM: tl.constexpr, BN: tl.constexpr, NUM_PROGS: tl.constexpr):
+    """Persistent attention for Meta AutoWS's knobs: the tile loop asks for data partitioning
+    (two query halves, each with its own softmax partition) and a merged epilogue, the layout in
+    which packed TMEM columns (alpha, l_i next to the accumulators) appear."""
+    pid = tl.program_id(0)
+    rows = ZH * N_CTX
+    q_desc = tl.make_tensor_descriptor(q_ptr, shape=[rows, D], strides=[D, 1], block_shape=[BM, D])
+    k_desc = tl.make_tensor_descriptor(k_ptr, shape=[rows, D], strides=[D, 1], block_shape=[BN, D])
+    v_desc = tl.make_tensor_descriptor(v_ptr, shape=[rows, D], strides=[D, 1], block_shape=[BN, D])
+    o_desc = tl.make_tensor_descriptor(o_ptr, shape=[rows, D], strides=[D, 1], block_shape=[BM, D])
+    m_tiles = tl.cdiv(N_CTX, BM)
+    qk_scale = sm_scale * 1.44269504
+    for tile in tl.range(pid, m_tiles * ZH, NUM_PROGS, flatten=False, warp_specialize=True,
+                         data_partition_factor=2, merge_epilogue=True):
+        bh = tile // m_tiles
+        q_row = bh * N_CTX + (tile % m_tiles) * BM
+        q = q_desc.load([q_row, 0])
+        out = _attn_tile(q, k_desc, v_desc, bh * N_CTX, N_CTX, qk_scale, BM, BN, D, False)
+        o_desc.store([q_row, 0], out.to(tl.float16))
+
+
 GEMM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
 ATTN_SIG = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "sm_scale": "fp32",
             "ZH": "i32", "N_CTX": "i32"}
@@ -207,5 +230,8 @@ KERNELS: dict[str, tuple] = {
     ]),
     "attn_fwd_persistent": (attn_fwd_persistent, ATTN_SIG, [
         {"D": 64, "BM": 128, "BN": 64, "NUM_PROGS": 132},
+    ]),
+    "attn_fwd_persistent_dp": (attn_fwd_persistent_dp, ATTN_SIG, [
+        {"D": 128, "BM": 256, "BN": 128, "NUM_PROGS": 132},
     ]),
 }

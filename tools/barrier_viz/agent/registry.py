@@ -56,7 +56,7 @@ class OpsInput(UnitInput):
 class ReportInput(UnitInput):
     compact: bool = Field(
         False,
-        description="Return the digest (one line per fact for every section, about a fifth of the IR's size) "
+        description="Return the digest (one line per fact for every section, about a sixth of the IR's size) "
         "instead of every section's full document. Use true unless you need a full document.",
     )
     simulate: bool = Field(True, description="Also run the kernel's barrier program for deadlock witnesses (slower).")

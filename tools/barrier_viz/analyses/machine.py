@@ -149,6 +149,7 @@ class Params:
     unknown_trips: int = 3
     max_steps: int = 200_000
     track_races: bool = False
+    arg_values: tuple[tuple[int, int], ...] = ()  # (argument position, value) overriding int_args
 
 
 @dataclass
@@ -259,7 +260,12 @@ class Machine:
         return self.threads
 
     def _entry_env(self, body: Block) -> dict[str, Value]:
-        return {arg.name: self._arg_value(arg.type) for arg in body.arguments}
+        overrides = dict(self.params.arg_values)
+        env: dict[str, Value] = {}
+        for i, arg in enumerate(body.arguments):
+            value = self._arg_value(arg.type)
+            env[arg.name] = overrides.get(i, value) if value is not None else None
+        return env
 
     def _run_block_fresh(self, body: Block) -> Iterator[Wait | Step]:
         yield from self._exec_block(body, self._entry_env(body), 0, ())
@@ -599,6 +605,7 @@ def _h_for(m: Machine, op: Operation, env, who, it):
         k += 1
         if k > m.loop_trips.get(id(op), 0):
             m.loop_trips[id(op)] = k
+    m.loop_exits[id(op)] = m.loop_exits.get(id(op), 0) + 1
     for r, v in zip(op.results, carried):
         env[r] = v
 

@@ -258,16 +258,46 @@ INT_ARG_CANDIDATES = (16, 64, 256, 1024, 4096, 16384)
 
 
 def choose_params(function: Operation, base: Params | None = None, min_trips: int = 3) -> Params:
-    """Pick the smallest value for unknown integer arguments that makes every loop holding
-    barrier operations run at least `min_trips` times (rings wrap, persistent loops see a
-    second tile), judged by a favorable run."""
+    """Pick concrete values for unknown integer arguments: the smallest common value that makes
+    every loop holding barrier operations run `min_trips` times (rings wrap, a persistent loop
+    starts a second tile), judged by a favorable run; then, argument by argument, the smallest
+    value that keeps that coverage (a K far larger than needed only makes every run longer)."""
+    from dataclasses import replace
+
     base = base or Params()
     chosen = base
     for value in INT_ARG_CANDIDATES:
-        params = Params(int_args=value, program_id=base.program_id, num_programs=base.num_programs,
-                        unknown_trips=base.unknown_trips, max_steps=base.max_steps)
+        params = replace(base, int_args=value, arg_values=())
         result = run(function, params, "favorable", stop_trips=min_trips)
         chosen = params
         if result.outcome != "completed" or coverage_ok(result, function, min_trips):
+            if result.outcome not in ("completed", "covered"):
+                return chosen  # deadlock, bound or not simulated: nothing to refine
             break
-    return chosen
+    else:
+        return chosen
+    body = function.regions[0].blocks[0] if function.regions and function.regions[0].blocks else None
+    int_positions = [i for i, a in enumerate(body.arguments if body else []) if a.type and a.type.startswith("i")
+                     and a.type[1:].isdigit()]
+    overrides: dict[int, int] = {}
+
+    def keeps_coverage(pos: int, value: int) -> bool:
+        trial = replace(chosen, arg_values=tuple(sorted({**overrides, pos: value}.items())))
+        result = run(function, trial, "favorable", stop_trips=min_trips)
+        return result.outcome in ("completed", "covered") and coverage_ok(result, function, min_trips)
+
+    # First the cheapest question for every argument (can it be the smallest value?), so that
+    # the later, longer trials already run with every argument that does not matter made small.
+    for pos in int_positions:
+        if keeps_coverage(pos, INT_ARG_CANDIDATES[0]):
+            overrides[pos] = INT_ARG_CANDIDATES[0]
+    for pos in int_positions:
+        if pos in overrides:
+            continue
+        for value in INT_ARG_CANDIDATES[1:]:
+            if value >= chosen.int_args:
+                break
+            if keeps_coverage(pos, value):
+                overrides[pos] = value
+                break
+    return replace(chosen, arg_values=tuple(sorted(overrides.items())))

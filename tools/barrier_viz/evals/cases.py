@@ -135,7 +135,8 @@ def discover(paths: list[str | Path]) -> list[Case]:
 
 
 def write_case(folder: Path, text: str, *, findings: list[dict], absent: list[str], notes: str,
-               source: dict | None = None, truth: str | None = None, compress: bool = True) -> Path:
+               source: dict | None = None, truth: str | None = None, compress: bool = True,
+               input_name: str | None = None) -> Path:
     """Write `input.ttgir.gz` (or `input.ttgir`) and `expected.yaml` into `folder`. gzip keeps
     a few hundred 20-100 kB kernels within a few MB of repository."""
     folder = Path(folder)
@@ -144,7 +145,8 @@ def write_case(folder: Path, text: str, *, findings: list[dict], absent: list[st
         old.unlink()
     if compress:
         # mtime=0: the same IR always gives the same bytes, so regenerating leaves git clean.
-        with open(folder / "input.ttgir.gz", "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+        name = input_name or "input.ttgir.gz"
+        with open(folder / name, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
             gz.write(text.encode())
     else:
         (folder / "input.ttgir").write_text(text)
