@@ -16,6 +16,8 @@ from .facts.values import ValueIndex
 from .ir.model import Operation
 from .session import Selection
 
+_READERS = {"ttng.tc_gen5_mma": (0, 1), "ttng.tc_gen5_mma_scaled": (0, 1), "ttng.warp_group_dot": (0, 1),
+            "tt.dot": (0, 1), "ttg.local_load": (0,), "ttng.async_tma_copy_local_to_global": (1,)}
 ARRIVE_ROLES = frozenset({Role.ARRIVE, Role.EXPECT, Role.TMA_ARRIVE, Role.MMA_ARRIVE, Role.COMMIT, Role.RELEASE,
                           Role.PUT_EXIT, Role.GET_EXIT})
 WAIT_ROLES = frozenset({Role.WAIT, Role.ACQUIRE, Role.PUT_ENTER, Role.GET_ENTER})
@@ -62,19 +64,77 @@ class Analysis:
             out.setdefault(op.line, op)
         return out
 
-    def arrival_gated(self, line: int, waiter: str) -> bool:
-        """Is the arrival written at `line` preceded, in its iteration, by a wait on a barrier
-        that partition `waiter` arrives on? (A producer gated by its consumer's release.)"""
-        from .analyses.static_checks import preceding_in_iteration
+    def arrival_gated(self, line: int, waiter: str, wait_op: Operation | None = None) -> bool:
+        """Is the arrival written at `line` held back by the waiter's progress? It is when it is
+        preceded, in its iteration, by a wait on a barrier that partition `waiter` arrives on
+        after `wait_op` (the backward edge that keeps an arriver at most one phase ahead). A wait
+        on something the waiter signalled *before* `wait_op` does not bound the arrival
+        relative to it."""
+        from .analyses.static_checks import following_in_iteration, loop_depth, preceding_in_iteration
 
         op = self._ops_by_line.get(line)
         if op is None:
             return True
+        releases = self._releases_of_data_signalled_by(op, waiter)
+        if releases:
+            # The arrival fills a buffer the waiter reads: what must hold it back is the waiter's
+            # release of that buffer, not any earlier signal of the waiter.
+            return any(u.role in WAIT_ROLES and b.alloc is not None and id(b.alloc) in releases
+                       for prev in preceding_in_iteration(op) for b, u in self.barriers.uses_at(prev))
+        if wait_op is not None:
+            later = following_in_iteration(wait_op, loop_depth(wait_op))
+            signalled = {id(b.alloc) for o in later for b, u in self.barriers.uses_at(o)
+                         if u.role in ARRIVE_ROLES and b.alloc is not None}
+        else:
+            signalled = {k for k, names in self.arrivers.items() if waiter in names}
         for prev in preceding_in_iteration(op):
             for b, u in self.barriers.uses_at(prev):
-                if u.role in WAIT_ROLES and b.alloc is not None and waiter in self.arrivers.get(id(b.alloc), set()):
+                if u.role in WAIT_ROLES and b.alloc is not None and id(b.alloc) in signalled:
                     return True
         return False
+
+    def _releases_of_data_signalled_by(self, op: Operation, reader: str) -> set[int]:
+        """Barriers (allocation ids) that partition `reader` arrives on after reading a buffer
+        that `op` fills by TMA (a copy, or the copies that follow an expect on its barrier)."""
+        from .analyses.static_checks import following_in_iteration, loop_depth
+
+        copies: list[Operation] = []
+        if op.name in ("ttng.async_tma_copy_global_to_local", "ttng.async_tma_gather"):
+            copies = [op]
+        elif op.name == "ttng.barrier_expect" and op.block is not None:
+            ops = op.block.operations
+            bar = op.operands[0] if op.operands else None
+            for later in ops[ops.index(op) + 1:]:
+                if later.name == "ttng.barrier_expect" and later.operands[:1] == [bar]:
+                    break
+                if later.name == "ttng.async_tma_copy_global_to_local" and bar in later.operands:
+                    copies.append(later)
+        roots = set()
+        for c in copies:
+            pos = [n for n, d in zip(c.operands, c.operand_depths or [0] * len(c.operands)) if d == 0]
+            if len(pos) > 1:
+                t = self.tracer.trace(pos[1], c)
+                if t.resolved:
+                    roots.add(t.key)
+        if not roots:
+            return set()
+        out: set[int] = set()
+        for r in self.ops:
+            if self.partition_name(r) != reader or r.name not in _READERS:
+                continue
+            pos = [n for n, d in zip(r.operands, r.operand_depths or [0] * len(r.operands)) if d == 0]
+            if not any(k < len(pos) and self.tracer.trace(pos[k], r).key in roots for k in _READERS[r.name]):
+                continue
+            depth = loop_depth(r)
+            # The read's own iteration (or, before any loop, what follows at the same level):
+            # later loops are later uses, and their releases say nothing about this one.
+            for f in following_in_iteration(r):
+                if loop_depth(f) > depth:
+                    continue
+                for b, u in self.barriers.uses_at(f):
+                    if u.role in ARRIVE_ROLES and b.alloc is not None:
+                        out.add(id(b.alloc))
+        return out
 
     @cached_property
     def arrivers(self) -> dict[int, set[str]]:

@@ -96,9 +96,16 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
         reason = _cadence_problem(b, threads, arrivers.get(id(slot.ref.alloc), set()))
         if reason is None:
             continue
-        if reason.startswith("overrun") and adversarial_only:
+        if reason.startswith("overrun"):
+            # Arrivals that overran the waiter without themselves waiting on anything the waiter
+            # does are the mark of a missing wait on their side: that race is the root cause (on
+            # hardware such kernels mostly complete, with wrong data), the hang its consequence.
             arrive_lines = sorted(_arrive_lines(slot))
-            ungated = gated is not None and not all(gated(ln, b.thread.name) for ln in arrive_lines)
+            # One partition completing two phases in one iteration is a cadence bug whatever
+            # waits precede it (a duplicated arrive), not a missing wait.
+            twice = any(a == b and a for a, b in zip(slot.completed_by, slot.completed_by[1:]))
+            ungated = (not twice and gated is not None
+                       and not all(gated(ln, b.thread.name, b.wait.op) for ln in arrive_lines))
             if ungated:
                 producers = sorted(_arriving_partitions(slot, threads) - {b.thread.name})
                 consumer_side = _first_parity(b) == 0

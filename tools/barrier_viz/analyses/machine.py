@@ -75,6 +75,9 @@ class BarrierSlot:
     history: list[tuple[str, int, int]] = field(default_factory=list)  # (event, line, thread index)
     seen: dict[int, int] = field(default_factory=dict)  # thread index -> completions when it last passed a wait
     passes: dict[int, int] = field(default_factory=dict)  # thread index -> waits it passed on this slot
+    loop_waited: bool = False  # some wait on this slot runs inside a loop (coverage wants it to wrap)
+    current: tuple = ()  # (thread, iteration) of the arrival being applied
+    completed_by: list[tuple] = field(default_factory=list)  # (thread, iteration) of recent completions
     first_parity: dict[int, int] = field(default_factory=dict)  # thread index -> parity of its first wait
     phase_arrivers: set[int] = field(default_factory=set)  # threads that arrived since the last completion
 
@@ -108,6 +111,9 @@ class BarrierSlot:
             self.completions += 1
             self.pending = self.count
             self.phase_arrivers = set()
+            self.completed_by.append(self.current)
+            if len(self.completed_by) > 16:
+                del self.completed_by[:8]
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,24 +215,29 @@ class Machine:
         self.hb.tick(aid)
         return aid
 
-    def arrive(self, slot: "BarrierSlot", n: int, line: int, who: int, agent: int | None = None) -> None:
+    def arrive(self, slot: "BarrierSlot", n: int, line: int, who: int, agent: int | None = None,
+               it: tuple[int, ...] = ()) -> None:
         before = slot.completions
+        slot.current = (who, it)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, agent if agent is not None else who)
         slot.arrive(n, line, who)
         if self.hb is not None and slot.completions != before:
             self.hb.complete(slot.ref.key)
 
-    def expect(self, slot: "BarrierSlot", nbytes: int, line: int, who: int) -> None:
+    def expect(self, slot: "BarrierSlot", nbytes: int, line: int, who: int, it: tuple[int, ...] = ()) -> None:
         before = slot.completions
+        slot.current = (who, it)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, who)
         slot.expect(nbytes, line, who)
         if self.hb is not None and slot.completions != before:
             self.hb.complete(slot.ref.key)
 
-    def complete_tx(self, slot: "BarrierSlot", nbytes: int, line: int, who: int, agent: int | None = None) -> None:
+    def complete_tx(self, slot: "BarrierSlot", nbytes: int, line: int, who: int, agent: int | None = None,
+                    it: tuple[int, ...] = ()) -> None:
         before = slot.completions
+        slot.current = (who, it)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, agent if agent is not None else who)
         slot.complete_tx(nbytes, line, who)
@@ -423,6 +434,8 @@ def _h_wait(m: Machine, op: Operation, env, who, it):
         phase = int(op.literals[0]) if op.literals[0].lstrip("-").isdigit() else None
     if slot is None or phase is None:
         return
+    if it:
+        slot.loop_waited = True
     yield Wait(op, slot, int(phase) & 1, it)
 
 
@@ -435,7 +448,7 @@ def _h_arrive(m: Machine, op: Operation, env, who, it):
     if slot is None:
         return
     yield Step(op)
-    m.arrive(slot, count, op.line, who)
+    m.arrive(slot, count, op.line, who, it=it)
 
 
 def _h_expect(m: Machine, op: Operation, env, who, it):
@@ -447,7 +460,7 @@ def _h_expect(m: Machine, op: Operation, env, who, it):
     if slot is None:
         return
     yield Step(op)
-    m.expect(slot, nbytes, op.line, who)
+    m.expect(slot, nbytes, op.line, who, it=it)
 
 
 def _h_tma_load(m: Machine, op: Operation, env, who, it):
@@ -463,7 +476,7 @@ def _h_tma_load(m: Machine, op: Operation, env, who, it):
     yield Step(op)
     agent = m.agent(who, op)
     m.access(op, env.get(pos[1]), "write", agent, it)
-    m.complete_tx(slot, nbytes, op.line, who, agent)
+    m.complete_tx(slot, nbytes, op.line, who, agent, it=it)
 
 
 def _h_mma(m: Machine, op: Operation, env, who, it):
@@ -491,7 +504,7 @@ def _h_mma(m: Machine, op: Operation, env, who, it):
             continue
         slot = _need_slot(m, op, env, bar)
         if slot is not None:
-            m.arrive(slot, 1, op.line, who, agent)
+            m.arrive(slot, 1, op.line, who, agent, it=it)
 
 
 def _accessor(reads: tuple[int, ...], writes: tuple[int, ...], pred: int | None = None):
@@ -557,7 +570,7 @@ def _h_commit(m: Machine, op: Operation, env, who, it):
     yield Step(op)
     # The commit arrives once every tcgen05 op this thread issued before it has completed.
     agent = m.agent(who, op, tuple(m.tcgen05.get(who, [])[-1:]))
-    m.arrive(slot, 1, op.line, who, agent)
+    m.arrive(slot, 1, op.line, who, agent, it=it)
 
 
 def _h_store_wait(m: Machine, op: Operation, env, who, it):
@@ -570,7 +583,7 @@ def _h_store_wait(m: Machine, op: Operation, env, who, it):
             continue
         slot = _need_slot(m, op, env, bar)
         if slot is not None:
-            m.arrive(slot, 1, op.line, who)
+            m.arrive(slot, 1, op.line, who, it=it)
 
 
 def _h_for(m: Machine, op: Operation, env, who, it):
@@ -754,7 +767,7 @@ def _h_token_arrive(m: Machine, op: Operation, env, who, it):
     if slot is None:
         return
     yield Step(op)
-    m.arrive(slot, 1, op.line, who)
+    m.arrive(slot, 1, op.line, who, it=it)
 
 
 _HANDLERS = {

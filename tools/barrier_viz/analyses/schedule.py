@@ -135,37 +135,29 @@ def _runnable(t: Thread) -> bool:
 OUTER_TRIPS = 2  # a persistent loop must start a second tile
 
 
-def _barrier_loops(function: Operation) -> list[tuple[int, bool]]:
-    """(id, is_outer) of every loop holding barrier operations; an outer one holds another."""
-    loops = [op for op in function.walk()
-             if op.name in ("scf.for", "scf.while") and any(o.name in _BARRIER_NAMES for o in op.walk())]
-    ids = {id(op) for op in loops}
-    return [(id(op), any(id(inner) in ids for inner in op.walk() if inner is not op)) for op in loops]
+def _barrier_loops(function: Operation) -> list[int]:
+    """Every loop holding barrier operations."""
+    return [id(op) for op in function.walk()
+            if op.name in ("scf.for", "scf.while") and any(o.name in _BARRIER_NAMES for o in op.walk())]
 
 
-def _covered(machine: Machine, watched: list[tuple[int, bool]], trips: int) -> bool:
-    """Inner loops ran `trips` iterations (rings wrap), outer ones OUTER_TRIPS; a loop that
-    finished twice with fewer iterations is covered too (its bounds say so)."""
+RING_WRAPS = 2  # every barrier slot waited on in a loop must complete this many phases
+
+
+def _covered(machine: Machine, watched: list[int], trips: int) -> bool:
+    """Coverage of one run: every barrier loop ran `trips` iterations (or finished twice, when
+    its bounds say it is shorter), and every slot waited on inside a loop completed RING_WRAPS
+    phases, i.e. every ring wrapped twice at its own cadence (per iteration or per tile)."""
     got, exits = machine.loop_trips, machine.loop_exits
-    return all(got.get(i, 0) >= (min(trips, OUTER_TRIPS) if outer else trips) or exits.get(i, 0) >= 2
-               for i, outer in watched)
+    if not all(got.get(i, 0) >= trips or exits.get(i, 0) >= 2 for i in watched):
+        return False
+    return all(s.completions >= RING_WRAPS for s in machine.slots.values() if s.loop_waited)
 
 
 def default_trips(function: Operation) -> int:
-    """Enough iterations for every barrier ring to wrap twice: 2 * slots + 1 (at least 3)."""
-    slots = 1
-    for op in function.walk():
-        if op.name == "ttg.local_alloc" and op.result_types:
-            t = op.result_types[0]
-            if "xi64" in t and "memdesc<" in t:
-                dims = t.split("memdesc<", 1)[1].split(",")[0].split("x")
-                if len(dims) >= 2 and dims[0].isdigit():
-                    slots = max(slots, int(dims[0]))
-        elif op.name == "nvws.create_token":
-            n = op.attr("numBuffers")
-            if isinstance(n, int):
-                slots = max(slots, n)
-    return max(3, 2 * min(slots, 8) + 1)
+    """Iterations every barrier loop must run by default: a second iteration (a persistent loop
+    starts a second tile); ring wrapping is judged per slot by `_covered`."""
+    return OUTER_TRIPS
 
 
 def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched: list[int], trips: int,

@@ -82,6 +82,9 @@ def eval_document(case_paths: list[str], mode: str = "deterministic", *, config:
         raise ValueError(f"unknown mode {mode!r} (deterministic or agent)")
     summary = summarize(scores)
     failures = check_thresholds(summary, cfg["thresholds"])
+    if summary["errors"]:
+        # a case that could not be scored (a crash, a missing agent output) proves nothing either way
+        failures.append(f"{summary['errors']} case(s) crashed or had no output to score")
     doc = {"schema": SCHEMA, "mode": mode, "summary": summary, "thresholds": cfg["thresholds"],
            "threshold_failures": failures, "cases": [_case_doc(s) for s in scores]}
     return doc, not failures

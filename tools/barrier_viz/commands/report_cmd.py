@@ -133,6 +133,13 @@ class Report:
         for f in self.findings:
             where = ", ".join(str(n) for n in f.lines)
             lines.append(f"- **{f.severity.value.upper()} `{f.kind}`** (lines {where}): {f.message}")
+            blocked = f.evidence.get("blocked") or (f.evidence.get("witness") or {}).get("blocked") or []
+            if blocked:
+                lines.append(f"  - Witness ({f.evidence.get('policy') or (f.evidence.get('witness') or {}).get('policy')} schedule):")
+            for b in blocked:
+                it = ",".join(str(i) for i in b["iteration"]) or "-"
+                lines.append(f"    - {b['partition']} blocks at line {b['line']} (iteration {it}) awaiting parity "
+                             f"{b['parity_awaited']}; the slot has completed {b['completions']} phase(s)")
             if f.suggestion:
                 lines.append(f"  - Suggestion: {f.suggestion}")
         lines.append("")

@@ -478,12 +478,13 @@ def op_zero_store(src: Source) -> Iterator[Mutant]:
             nxt = src.next_sync_or_memory_op(nxt)
         if nxt is None or nxt.block is not load.block or not src.alone_on_line(nxt):
             continue
-        # Unordered only if nothing later in this iteration signals the writer's partition
-        # (a later arrive it waits on would order the store before its next MMA).
-        ops = load.block.operations
-        later = [x for op in ops[ops.index(nxt) + 1:] for x in op.walk()]
+        # Unordered only if the release is the reader's only signal to the writer's partition in
+        # the whole loop body: any other arrive it waits on, later in this iteration or earlier in
+        # the next (the back edge), would order the store before the writer's next MMA.
+        loop = next(a for a in load.ancestors() if a.name in ("scf.for", "scf.while"))
+        body = [x for x in loop.walk() if x is not loop and x is not nxt]
         if any(u.role in ARRIVALS and any(w.partition == wpart for w in src.waits(b))
-               for x in later for b, u in src.analysis.barriers.uses_at(x)):
+               for x in body for b, u in src.analysis.barriers.uses_at(x)):
             continue
         seg = src.op_bytes(load).decode()
         m = re.search(r":\s*(!ttg\.memdesc<[^>]*>)\s*->\s*(tensor<[^>]*>)", seg)
