@@ -500,7 +500,7 @@ def test_unresolved_operands_are_listed_never_dropped():
 
 def test_memdesc_helpers():
     md = parse_memdesc(BAR3)
-    assert md is not None and (md.shape, md.element, md.space) == ((3, 1), "i64", "smem")
+    assert md is not None and (md.shape, md.dtype, md.space) == ((3, 1), "i64", "smem")
     assert memdesc_bytes(A1) == 16384 and memdesc_bytes(TMEM) == 65536
     assert parse_memdesc("i32") is None
 

@@ -18,21 +18,17 @@ every partition computes the same trip counts, including peeled first iterations
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..ir.model import Block, Operation, Region
+from ..ir.types import memdesc_bytes, parse_memdesc
 from ..ir.vocab import LOOP_OPS
 
 Value = Any  # int, Ref, or None (opaque)
 
 _INT_TYPE = re.compile(r"^i(\d+)$")
-_MEMDESC = re.compile(r"!ttg\.memdesc<([^,>]*)")
-_ELEM_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i1": 8, "i8": 8, "i16": 16, "i32": 32,
-              "i64": 64, "f8E4M3FN": 8, "f8E5M2": 8, "f8E4M3FNUZ": 8, "f8E5M2FNUZ": 8, "tf32": 32}
-
 
 class SimulationError(Exception):
     """The interpreter met something it cannot model faithfully (reported, never guessed)."""
@@ -352,24 +348,6 @@ def _bracketed_after(op: Operation, start: int) -> list[tuple[str, str | None]]:
     return items
 
 
-def _memdesc_bytes(type_: str | None) -> int | None:
-    if not type_:
-        return None
-    m = _MEMDESC.search(type_)
-    if not m:
-        return None
-    dims = m.group(1).strip().split("x")
-    elem = dims[-1]
-    bits = _ELEM_BITS.get(elem)
-    if bits is None:
-        return None
-    try:
-        n = math.prod(int(d) for d in dims[:-1]) if len(dims) > 1 else 1
-    except ValueError:
-        return None
-    return n * bits // 8
-
-
 def _h_alloc(m: Machine, op: Operation, env, who, it):
     inst = m.instances.get(id(op), 0) + 1
     m.instances[id(op)] = inst
@@ -470,7 +448,7 @@ def _h_tma_load(m: Machine, op: Operation, env, who, it):
     if len(pos) > 3 and not _truthy(env.get(pos[3])):
         return
     slot = _need_slot(m, op, env, pos[2])
-    nbytes = _memdesc_bytes(op.types[-1] if op.types else None)
+    nbytes = memdesc_bytes(op.types[-1] if op.types else None)
     if slot is None or nbytes is None:
         return
     yield Step(op)
@@ -548,16 +526,8 @@ def _region(ref: Ref):
 
 
 def _last_dim(type_: str | None) -> int | None:
-    if not type_:
-        return None
-    m = _MEMDESC.search(type_)
-    if not m:
-        return None
-    dims = m.group(1).strip().split("x")
-    try:
-        return int(dims[-2]) if len(dims) >= 2 else 1
-    except ValueError:
-        return None
+    md = parse_memdesc(type_)
+    return md.shape[-1] if md is not None and md.shape else None
 
 
 def _h_commit(m: Machine, op: Operation, env, who, it):

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable
 
 from ..ir.model import BlockArgument, Operation
 from ..ir.vocab import LOOP_OPS
+from ..ir.types import MemDesc, is_barrier_type, memdesc_bytes, parse_memdesc  # noqa: F401  (re-exported)
 from .partitions import PartitionMap
 from .trace import Trace, Tracer
 from .values import OpResult, ValueIndex
@@ -90,7 +91,6 @@ AREF_CREATE = "nvws.aref.create"
 # useD, pred (ir-semantics 3.6).
 _MMA_FIXED = {"ttng.tc_gen5_mma": 5, "ttng.tc_gen5_mma_scaled": 7}
 _INT = re.compile(r"^-?\d+$")
-_WIDTH = re.compile(r"^(?:[a-z]+)?(\d+)")
 
 
 # -- classification ---------------------------------------------------------------------------
@@ -321,58 +321,6 @@ def barrier_operands(op: Operation) -> list[BarrierOperand]:
 
 
 # -- types and constants ----------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class MemDesc:
-    """The parts of a `!ttg.memdesc<...>` type the barrier facts read."""
-
-    shape: tuple[int, ...]
-    element: str
-    space: str | None  # "smem" | "tmem" | None
-
-
-def parse_memdesc(type_text: str | None) -> MemDesc | None:
-    """`!ttg.memdesc<3x1xi64, #shared, #smem, mutable>` -> MemDesc((3, 1), "i64", "smem")."""
-    if not type_text:
-        return None
-    start = type_text.find("memdesc<")
-    if start < 0:
-        return None
-    body = type_text[start + len("memdesc<"): type_text.rfind(">")]
-    head, _, rest = body.partition(",")
-    parts = head.strip().split("x")
-    dims: list[int] = []
-    for part in parts[:-1]:
-        if not part.isdigit():
-            return None
-        dims.append(int(part))
-    space = None
-    if "#smem" in rest or "shared_memory" in rest:
-        space = "smem"
-    elif "tensor_memory" in rest:
-        space = "tmem"
-    return MemDesc(tuple(dims), parts[-1].strip(), space)
-
-
-def is_barrier_type(type_text: str | None) -> bool:
-    """An mbarrier allocation or view: i64 elements in shared memory."""
-    md = parse_memdesc(type_text)
-    return md is not None and md.element == "i64" and md.space == "smem"
-
-
-def memdesc_bytes(type_text: str | None) -> int | None:
-    """Bytes a memdesc view covers (what a TMA copy into it delivers)."""
-    md = parse_memdesc(type_text)
-    if md is None:
-        return None
-    m = _WIDTH.match(md.element)
-    if not m:
-        return None
-    n = 1
-    for d in md.shape:
-        n *= d
-    return n * int(m.group(1)) // 8
-
-
 def constant_value(op: Operation | None) -> int | None:
     """The integer an `arith.constant` defines (`true`/`false` as 1/0); None otherwise."""
     if op is None or op.name != CONSTANT:
