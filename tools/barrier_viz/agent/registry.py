@@ -293,3 +293,13 @@ register(unit_tool(
     feeds=("partitions", "graph", "phases", "shared_data", "aliases", "coverage", "findings"),
     require_function=True,
 ))
+register(unit_tool(
+    "explore",
+    "Bounded exploration of the partitions' barrier programs under many schedules (systematic, starving each "
+    "partition, random), with vector clocks: a witness for each deadlock, two unordered accesses (lines, "
+    "partitions, TMEM columns) for each race, or clean_within_bounds / bound_reached. Use it to confirm a hang "
+    "or to look for races that no arrive/wait count can show (column-packed TMEM).",
+    "explore_cmd:explore_document",
+    feeds=("findings",),
+    require_function=True,
+))
