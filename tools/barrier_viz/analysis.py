@@ -53,6 +53,16 @@ class Analysis:
     def buffers(self) -> BufferFacts:
         return buffer_facts(self.sel.ir, self.ops, self.partitions, self.tracer)
 
+    @cached_property
+    def num_ctas(self) -> int:
+        """CTAs per cluster (`"ttg.num-ctas"`); above 1, peer CTAs share barriers and TMA bytes."""
+        for top in self.sel.ir.operations:
+            if top.name == "builtin.module":
+                n = top.attr("ttg.num-ctas")
+                if isinstance(n, int) and not isinstance(n, bool):
+                    return n
+        return 1
+
     def partition_name(self, op: Operation) -> str | None:
         p = self.partitions.primary(op)
         return p.name if p is not None else None

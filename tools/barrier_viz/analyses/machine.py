@@ -260,6 +260,11 @@ class Machine:
         body = self.function.regions[0].blocks[0] if self.function.regions and self.function.regions[0].blocks else None
         if body is None:
             raise SimulationError("function has no body")
+        module = next((a for a in self.function.ancestors() if a.name == "builtin.module"), None)
+        ctas = module.attr("ttg.num-ctas") if module is not None else None
+        if isinstance(ctas, int) and not isinstance(ctas, bool) and ctas > 1:
+            raise SimulationError(f"a cluster of {ctas} CTAs: peer CTAs can arrive on these barriers (multicast "
+                                  "TMA, remote arrives), which a one-CTA simulation cannot see")
         if not any(o.name == "ttg.warp_specialize" for o in self.function.walk()):
             if any("async_task_id" in o.attributes or "ttg.partition" in o.attributes for o in self.function.walk()):
                 raise SimulationError("pre-partition IR (task ids, no warp_specialize) is not simulated")
