@@ -93,7 +93,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
             if mandatory:
                 out.reason = "timeout" if over_time else "max states"
             break
-        result = run(function, params, policy, stop_trips=stop, observer=observer)
+        result = run(function, params, policy, stop_trips=stop, observer=observer, deadline=started + timeout)
         out.runs.append(result)
         if result.outcome == "not_simulated":
             out.result, out.reason = "not_simulated", result.reason

@@ -62,7 +62,7 @@ def _slot_label(ref) -> str:
 
 
 def run(function: Operation, params: Params | None = None, policy: str = "in_order", stop_trips: int | None = None,
-        observer=None) -> RunResult:
+        observer=None, deadline: float | None = None) -> RunResult:
     """Run the kernel under one scheduling policy:
 
     * "favorable": one step at a time, a partition whose wait was just satisfied goes first;
@@ -82,7 +82,7 @@ def run(function: Operation, params: Params | None = None, policy: str = "in_ord
         return RunResult("not_simulated", policy, 0, machine, reason=str(exc))
     watched = _barrier_loops(function) if stop_trips else []
     if policy == "favorable":
-        return _run_favorable(machine, threads, policy, watched, stop_trips or 0, observer)
+        return _run_favorable(machine, threads, policy, watched, stop_trips or 0, observer, deadline)
     budget = machine.params.max_steps
     rng = random.Random(int(policy.split(":", 1)[1])) if policy.startswith("random:") else None
     victim = policy.split(":", 1)[1] if policy.startswith("starve:") else None
@@ -111,7 +111,7 @@ def run(function: Operation, params: Params | None = None, policy: str = "in_ord
             steps += n
             if observer is not None:
                 observer(machine)
-            if steps > budget:
+            if steps > budget or _late(deadline, steps):
                 return RunResult("bound_reached", policy, steps, machine)
             if watched and _covered(machine, watched, stop_trips or 0):
                 return RunResult("covered", policy, steps, machine)
@@ -160,8 +160,16 @@ def default_trips(function: Operation) -> int:
     return OUTER_TRIPS
 
 
+def _late(deadline: float | None, steps: int) -> bool:
+    if deadline is None or steps % 256:
+        return False
+    import time
+
+    return time.perf_counter() > deadline
+
+
 def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched: list[int], trips: int,
-                   observer=None) -> RunResult:
+                   observer=None, deadline: float | None = None) -> RunResult:
     """One visible step at a time; a partition whose wait has just been satisfied runs before
     anyone else may arrive again, so no waiter misses a phase it was entitled to see. A deadlock
     here happens in the friendliest schedule the hardware can take."""
@@ -188,7 +196,7 @@ def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched
             steps += _advance(chosen, 1)
             if observer is not None:
                 observer(machine)
-            if steps > budget:
+            if steps > budget or _late(deadline, steps):
                 return RunResult("bound_reached", policy, steps, machine)
             if watched and steps % 64 == 0 and _covered(machine, watched, trips):
                 return RunResult("covered", policy, steps, machine)
@@ -249,16 +257,21 @@ _BARRIER_NAMES = frozenset({"ttng.wait_barrier", "ttng.arrive_barrier", "ttng.ba
 INT_ARG_CANDIDATES = (16, 64, 256, 1024, 4096, 16384)
 
 
-def choose_params(function: Operation, base: Params | None = None, min_trips: int = 3) -> Params:
+def choose_params(function: Operation, base: Params | None = None, min_trips: int = 3,
+                  budget_s: float = 8.0) -> Params:
     """Pick concrete values for unknown integer arguments: the smallest common value that makes
     every loop holding barrier operations run `min_trips` times (rings wrap, a persistent loop
     starts a second tile), judged by a favorable run; then, argument by argument, the smallest
     value that keeps that coverage (a K far larger than needed only makes every run longer)."""
+    import time
     from dataclasses import replace
 
+    deadline = time.perf_counter() + budget_s  # choosing bounds must not cost more than exploring
     base = base or Params()
     chosen = base
     for value in INT_ARG_CANDIDATES:
+        if time.perf_counter() > deadline:
+            return chosen
         params = replace(base, int_args=value, arg_values=())
         result = run(function, params, "favorable", stop_trips=min_trips)
         chosen = params
@@ -274,6 +287,8 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
     overrides: dict[int, int] = {}
 
     def keeps_coverage(pos: int, value: int) -> bool:
+        if time.perf_counter() > deadline:
+            return False
         trial = replace(chosen, arg_values=tuple(sorted({**overrides, pos: value}.items())))
         result = run(function, trial, "favorable", stop_trips=min_trips)
         return result.outcome in ("completed", "covered") and coverage_ok(result, function, min_trips)
