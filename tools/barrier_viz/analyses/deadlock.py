@@ -89,8 +89,25 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
                 "that barrier, so the phase it needs is never produced.",
                 lines=lines, partitions=parts, barrier=_barrier_name(b), evidence=witness,
                 suggestion="Add the missing arrive (or the MMA/commit barrier operand) that releases this barrier.")]
-    # Condition 2: phases complete at the wrong rate.
+    # Condition 2: phases complete at the wrong rate. A slot that one partition completed twice
+    # within one iteration (a duplicated arrival) is the root cause wherever it appears in the
+    # stuck set: try it first.
     threads = result.machine.threads if result.machine else []
+    ops_by_line = {op.line: op for op in result.machine.function.walk()} if result.machine else {}
+    duplicated = [s for s in (result.machine.slots.values() if result.machine else [])
+                  if _completed_twice(s, ops_by_line)]
+    if duplicated:
+        slot = duplicated[0]
+        lines_dup = sorted({c[2] for c in slot.completed_by if c})
+        name = slot.ref.alloc.results[0] if slot.ref.alloc.results else slot.ref.alloc.name
+        return [finding(
+            Kind.DEADLOCK_PARITY_CADENCE, Severity.error,
+            f"{name} (allocated at line {slot.ref.alloc.line}) completes two phases per use: identical arrivals at "
+            f"line(s) {', '.join(map(str, lines_dup))} each complete a phase, so its parity returns to what its "
+            f"waiters poll and the partitions block ({'; '.join(f'{b.thread.name} at line {b.line}' for b in blocked)}).",
+            lines=sorted(set(lines) | set(lines_dup)), partitions=parts, barrier=name,
+            evidence={**witness, "cause": "duplicated arrival"},
+            suggestion="Remove the duplicated arrive: one completion per use.")]
     for b in blocked:
         slot = b.wait.slot
         reason = _cadence_problem(b, threads, arrivers.get(id(slot.ref.alloc), set()))
@@ -103,7 +120,7 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
             arrive_lines = sorted(_arrive_lines(slot))
             # One partition completing two phases in one iteration is a cadence bug whatever
             # waits precede it (a duplicated arrive), not a missing wait.
-            twice = any(a == b and a for a, b in zip(slot.completed_by, slot.completed_by[1:]))
+            twice = _completed_twice(slot, ops_by_line)
             ungated = (not twice and gated is not None
                        and not all(gated(ln, b.thread.name, b.wait.op) for ln in arrive_lines))
             if ungated:
@@ -170,6 +187,21 @@ def _cadence_problem(b: Blocked, threads, arrivers: set[str]) -> str | None:
         return (f"every partition that arrives on it ({', '.join(sorted(arrivers))}) has arrived for this phase, "
                 f"yet {slot.pending} of {slot.count} expected arrivals are missing: the init count is not reachable")
     return None
+
+
+def _completed_twice(slot, ops_by_line: dict | None = None) -> bool:
+    """Did one partition complete two consecutive phases of `slot` in the same iteration through
+    two identical operations (a duplicated arrival)?"""
+    for a, b in zip(slot.completed_by, slot.completed_by[1:]):
+        if not a or not b or a[:2] != b[:2]:
+            continue
+        if a[2] == b[2]:
+            return True
+        if ops_by_line is not None:
+            x, y = ops_by_line.get(a[2]), ops_by_line.get(b[2])
+            if x is not None and y is not None and x.name == y.name and x.operands == y.operands:
+                return True
+    return False
 
 
 def _first_parity(b: Blocked) -> int:

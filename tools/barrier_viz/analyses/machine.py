@@ -72,8 +72,8 @@ class BarrierSlot:
     seen: dict[int, int] = field(default_factory=dict)  # thread index -> completions when it last passed a wait
     passes: dict[int, int] = field(default_factory=dict)  # thread index -> waits it passed on this slot
     loop_waited: bool = False  # some wait on this slot runs inside a loop (coverage wants it to wrap)
-    current: tuple = ()  # (thread, iteration) of the arrival being applied
-    completed_by: list[tuple] = field(default_factory=list)  # (thread, iteration) of recent completions
+    current: tuple = ()  # (thread, iteration, line) of the arrival being applied
+    completed_by: list[tuple] = field(default_factory=list)  # (thread, iteration, line) of recent completions
     first_parity: dict[int, int] = field(default_factory=dict)  # thread index -> parity of its first wait
     phase_arrivers: set[int] = field(default_factory=set)  # threads that arrived since the last completion
 
@@ -214,7 +214,7 @@ class Machine:
     def arrive(self, slot: "BarrierSlot", n: int, line: int, who: int, agent: int | None = None,
                it: tuple[int, ...] = ()) -> None:
         before = slot.completions
-        slot.current = (who, it)
+        slot.current = (who, it, line)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, agent if agent is not None else who)
         slot.arrive(n, line, who)
@@ -223,7 +223,7 @@ class Machine:
 
     def expect(self, slot: "BarrierSlot", nbytes: int, line: int, who: int, it: tuple[int, ...] = ()) -> None:
         before = slot.completions
-        slot.current = (who, it)
+        slot.current = (who, it, line)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, who)
         slot.expect(nbytes, line, who)
@@ -233,7 +233,7 @@ class Machine:
     def complete_tx(self, slot: "BarrierSlot", nbytes: int, line: int, who: int, agent: int | None = None,
                     it: tuple[int, ...] = ()) -> None:
         before = slot.completions
-        slot.current = (who, it)
+        slot.current = (who, it, line)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, agent if agent is not None else who)
         slot.complete_tx(nbytes, line, who)
