@@ -169,6 +169,24 @@ def _emit(sel, doc, format: "Format", render_text) -> None:
         render_text(doc)
 
 
+def _section(input: str, unit: str | None, func: str | None, format: "Format", strict: bool, debug: bool,
+             module: str, document: str, render: str) -> None:
+    """The common body of a per-section command: select the unit and function, report reader
+    warnings, build the document with `commands.<module>.<document>`, print it."""
+
+    def body() -> None:
+        from importlib import import_module
+
+        from .session import select
+
+        mod = import_module(f".commands.{module}", __package__)
+        sel = select(input, unit, func, require_function=True)
+        warnings = _report_warnings(sel, strict)
+        _emit(sel, getattr(mod, document)(sel, warnings=warnings), format, getattr(mod, render))
+
+    _run(debug, body)
+
+
 @app.command()
 def partitions(
     input: InputArg,
@@ -179,16 +197,7 @@ def partitions(
     debug: DebugOpt = False,
 ) -> None:
     """Report section 1: each partition's role from its key ops, key op counts, warps, task ids."""
-
-    def body() -> None:
-        from .commands.partitions_cmd import partitions_document, render_partitions_text
-        from .session import select
-
-        sel = select(input, unit, func, require_function=True)
-        warnings = _report_warnings(sel, strict)
-        _emit(sel, partitions_document(sel, warnings=warnings), format, render_partitions_text)
-
-    _run(debug, body)
+    _section(input, unit, func, format, strict, debug, "partitions_cmd", "partitions_document", "render_partitions_text")
 
 
 @app.command()
@@ -201,16 +210,7 @@ def buffers(
     debug: DebugOpt = False,
 ) -> None:
     """Report section 4: buffer.id groups, writers/readers by partition, merged barriers, expect check."""
-
-    def body() -> None:
-        from .commands.buffers_cmd import buffers_document, render_buffers_text
-        from .session import select
-
-        sel = select(input, unit, func, require_function=True)
-        warnings = _report_warnings(sel, strict)
-        _emit(sel, buffers_document(sel, warnings=warnings), format, render_buffers_text)
-
-    _run(debug, body)
+    _section(input, unit, func, format, strict, debug, "buffers_cmd", "buffers_document", "render_buffers_text")
 
 
 @app.command()
@@ -274,16 +274,7 @@ def barriers(
     debug: DebugOpt = False,
 ) -> None:
     """Report section 5: each logical barrier, every SSA name for it, and every use with its partition."""
-
-    def body() -> None:
-        from .commands.barriers_cmd import barriers_document, render_barriers_text
-        from .session import select
-
-        sel = select(input, unit, func, require_function=True)
-        warnings = _report_warnings(sel, strict)
-        _emit(sel, barriers_document(sel, warnings=warnings), format, render_barriers_text)
-
-    _run(debug, body)
+    _section(input, unit, func, format, strict, debug, "barriers_cmd", "barriers_document", "render_barriers_text")
 
 
 @app.command("check")
@@ -359,16 +350,7 @@ def coverage(
     """Coverage tables: column-packed TMEM overwrites (one row per aliased range: ✓ ordered /
     ✗ MISSING / ⇠ back-edge required) and operand-D accumulator init (redundant zero stores).
     Always prints both tables, clean rows included."""
-
-    def body() -> None:
-        from .commands.coverage_cmd import coverage_document, render_coverage_text
-        from .session import select
-
-        sel = select(input, unit, func, require_function=True)
-        warnings = _report_warnings(sel, strict)
-        _emit(sel, coverage_document(sel, warnings=warnings), format, render_coverage_text)
-
-    _run(debug, body)
+    _section(input, unit, func, format, strict, debug, "coverage_cmd", "coverage_document", "render_coverage_text")
 
 
 @app.command("eval")
@@ -415,16 +397,7 @@ def phases(
 ) -> None:
     """Report section 3: per barrier, depth, cadence, each wait's slot and phase formula with the
     parity it polls at its first uses, and what each arrive site contributes."""
-
-    def body() -> None:
-        from .commands.phases_cmd import phases_document, render_phases_text
-        from .session import select
-
-        sel = select(input, unit, func, require_function=True)
-        warnings = _report_warnings(sel, strict)
-        _emit(sel, phases_document(sel, warnings=warnings), format, render_phases_text)
-
-    _run(debug, body)
+    _section(input, unit, func, format, strict, debug, "phases_cmd", "phases_document", "render_phases_text")
 
 
 class ReportFormat(str, Enum):
