@@ -121,7 +121,7 @@ class Analysis:
                     copies.append(later)
         roots = set()
         for c in copies:
-            pos = [n for n, d in zip(c.operands, c.operand_depths or [0] * len(c.operands)) if d == 0]
+            pos = c.positional
             if len(pos) > 1:
                 t = self.tracer.trace(pos[1], c)
                 if t.resolved:
@@ -132,7 +132,7 @@ class Analysis:
         for r in self.ops:
             if self.partition_name(r) != reader or r.name not in _READERS:
                 continue
-            pos = [n for n, d in zip(r.operands, r.operand_depths or [0] * len(r.operands)) if d == 0]
+            pos = r.positional
             if not any(k < len(pos) and self.tracer.trace(pos[k], r).key in roots for k in _READERS[r.name]):
                 continue
             depth = loop_depth(r)

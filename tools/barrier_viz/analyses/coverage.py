@@ -226,7 +226,7 @@ class _Coverage:
         out: list[_TAccess] = []
         for op in self.a.ops:
             for index, kind in _tmem_roles(op, self.use_d_state):
-                pos = _positional(op)
+                pos = op.positional
                 if index >= len(pos):
                     continue
                 t = self._trace(pos[index], op)
@@ -267,7 +267,7 @@ class _Coverage:
 
     def use_d_state(self, op: Operation) -> str:
         """`false`, `false-first` (a loop-carried flag that starts false), `true` or `dynamic`."""
-        pos = _positional(op)
+        pos = op.positional
         k = 5 if op.name == "ttng.tc_gen5_mma_scaled" else 3
         return self._bool_state(pos[k], op, 0) if k < len(pos) else "dynamic"
 
@@ -582,8 +582,8 @@ class _Coverage:
         by_root: dict[int, list[_TAccess]] = {}
         roots: dict[int, Operation] = {}
         for a in self.accesses:
-            if a.op.name in MMA_OPS and a.kind == "write" and _positional(a.op)[2:3] and \
-                    getattr(self._trace(_positional(a.op)[2], a.op), "root", None) is a.root:
+            if a.op.name in MMA_OPS and a.kind == "write" and a.op.positional[2:3] and \
+                    getattr(self._trace(a.op.positional[2], a.op), "root", None) is a.root:
                 by_root.setdefault(id(a.root), []).append(a)
                 roots[id(a.root)] = a.root
         for key in sorted(by_root, key=lambda k: roots[k].line):
@@ -610,7 +610,7 @@ class _Coverage:
             barriers=barriers, commits=commits, status=status, ok=ok, verdict=verdict, evidence=evidence)
 
     def _is_zero_store(self, op: Operation) -> bool:
-        pos = _positional(op)
+        pos = op.positional
         d = self.a.values.lookup(pos[0], op) if pos else None
         if isinstance(d, BlockArgument) and d.block is not None and d.block.region is not None:
             owner = d.block.region.parent
@@ -803,11 +803,6 @@ def single_copy_findings(analysis) -> list[Finding]:
 
 
 # -- helpers --------------------------------------------------------------------------------------
-def _positional(op: Operation) -> list[str]:
-    depths = op.operand_depths if len(op.operand_depths) == len(op.operands) else [0] * len(op.operands)
-    return [n for n, d in zip(op.operands, depths) if d == 0]
-
-
 def _tmem_roles(op: Operation, use_d: Callable[[Operation], str]) -> list[tuple[int, str]]:
     if op.name == "ttng.tmem_load":
         return [(0, "read")]
@@ -844,7 +839,7 @@ def _memory_operands(op: Operation) -> list[tuple[str, str]]:
     roles = _MEM_ROLES.get(op.name)
     if not roles:
         return []
-    pos = _positional(op)
+    pos = op.positional
     return [(pos[i], kind) for i, kind in roles if i < len(pos) and pos[i].startswith("%")]
 
 

@@ -330,12 +330,6 @@ def _pred(op: Operation, env: dict[str, Value], index: int) -> bool:
     return True
 
 
-def _positional(op: Operation) -> list[str]:
-    if not op.operand_depths:
-        return list(op.operands)
-    return [n for n, d in zip(op.operands, op.operand_depths) if d == 0]
-
-
 def _bracketed_after(op: Operation, start: int) -> list[tuple[str, str | None]]:
     """`%bar[%pred]` items: a depth-0 operand followed by a depth-1 operand, from position `start`
     of the positional operands on."""
@@ -408,7 +402,7 @@ def _need_slot(m: Machine, op: Operation, env, name: str) -> BarrierSlot | None:
 
 
 def _h_wait(m: Machine, op: Operation, env, who, it):
-    pos = _positional(op)
+    pos = op.positional
     if len(pos) > 2 and not _truthy(env.get(pos[2])):
         return
     slot = _need_slot(m, op, env, pos[0])
@@ -423,31 +417,25 @@ def _h_wait(m: Machine, op: Operation, env, who, it):
 
 
 def _h_arrive(m: Machine, op: Operation, env, who, it):
-    pos = _positional(op)
+    """`arrive_barrier %b, COUNT[, %pred]` and `barrier_expect %b, BYTES[, %pred]` (one arrival
+    plus a transaction-byte expectation): same operands, different effect."""
+    pos = op.positional
     if len(pos) > 1 and not _truthy(env.get(pos[1])):
         return
-    count = int(op.literals[0]) if op.literals and op.literals[0].isdigit() else 1
+    expect = op.name == "ttng.barrier_expect"
+    amount = int(op.literals[0]) if op.literals and op.literals[0].isdigit() else (0 if expect else 1)
     slot = _need_slot(m, op, env, pos[0])
     if slot is None:
         return
     yield Step(op)
-    m.arrive(slot, count, op.line, who, it=it)
-
-
-def _h_expect(m: Machine, op: Operation, env, who, it):
-    pos = _positional(op)
-    if len(pos) > 1 and not _truthy(env.get(pos[1])):
-        return
-    nbytes = int(op.literals[0]) if op.literals and op.literals[0].isdigit() else 0
-    slot = _need_slot(m, op, env, pos[0])
-    if slot is None:
-        return
-    yield Step(op)
-    m.expect(slot, nbytes, op.line, who, it=it)
+    if expect:
+        m.expect(slot, amount, op.line, who, it=it)
+    else:
+        m.arrive(slot, amount, op.line, who, it=it)
 
 
 def _h_tma_load(m: Machine, op: Operation, env, who, it):
-    pos = _positional(op)  # desc, dst, bar, pred
+    pos = op.positional  # desc, dst, bar, pred
     if len(pos) < 3:
         return
     if len(pos) > 3 and not _truthy(env.get(pos[3])):
@@ -463,7 +451,7 @@ def _h_tma_load(m: Machine, op: Operation, env, who, it):
 
 
 def _h_mma(m: Machine, op: Operation, env, who, it):
-    pos = _positional(op)
+    pos = op.positional
     first_bar = 7 if op.name.endswith("_scaled") else 5
     pred_at = first_bar - 1
     if len(pos) > pred_at and not _truthy(env.get(pos[pred_at])):
@@ -498,7 +486,7 @@ def _accessor(reads: tuple[int, ...], writes: tuple[int, ...], pred: int | None 
             env[r] = None
         if m.hb is None:
             return
-        pos = _positional(op)
+        pos = op.positional
         if pred is not None and len(pos) > pred and not _truthy(env.get(pos[pred])):
             return
         for k in reads:
@@ -536,7 +524,7 @@ def _last_dim(type_: str | None) -> int | None:
 
 
 def _h_commit(m: Machine, op: Operation, env, who, it):
-    pos = _positional(op)
+    pos = op.positional
     if len(pos) > 1 and not _truthy(env.get(pos[1])):
         return
     slot = _need_slot(m, op, env, pos[0])
@@ -717,7 +705,7 @@ def _h_create_token(m: Machine, op: Operation, env, who, it):
 
 
 def _token_slot(m: Machine, op: Operation, env, side: str) -> BarrierSlot | None:
-    pos = _positional(op)
+    pos = op.positional
     tok = env.get(pos[0]) if pos else None
     idx = env.get(pos[1]) if len(pos) > 1 else None
     if not isinstance(tok, Ref) or not isinstance(idx, int):
@@ -726,7 +714,7 @@ def _token_slot(m: Machine, op: Operation, env, side: str) -> BarrierSlot | None
 
 
 def _h_token_wait(m: Machine, op: Operation, env, who, it):
-    pos = _positional(op)
+    pos = op.positional
     producer = op.name == "nvws.producer_acquire"
     if len(pos) > 3 and not _truthy(env.get(pos[3])):
         return
@@ -764,7 +752,7 @@ _HANDLERS = {
     "ttng.inval_barrier": _h_inval,
     "ttng.wait_barrier": _h_wait,
     "ttng.arrive_barrier": _h_arrive,
-    "ttng.barrier_expect": _h_expect,
+    "ttng.barrier_expect": _h_arrive,
     "ttng.async_tma_copy_global_to_local": _h_tma_load,
     "ttng.async_tma_gather": _h_tma_load,
     "ttng.tc_gen5_mma": _h_mma,

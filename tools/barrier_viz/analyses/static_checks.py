@@ -66,19 +66,15 @@ def loop_depth(op: Operation) -> int:
     return depth
 
 
-def preceding_in_iteration(op: Operation, levels: int = 0) -> Iterator[Operation]:
-    """Operations executed before `op` in the same iteration of its innermost loop (or since the
-    partition started), nearest first; nested regions of earlier ops included. With `levels`,
-    the iteration is the one of the loop that many levels further out (what runs before the
-    inner loop in the enclosing iteration counts too)."""
+def _iteration_scopes(op: Operation, levels: int) -> Iterator[tuple[list[Operation], int]]:
+    """(block operations, index of the op or its enclosing op) from `op` outwards, up to the
+    innermost loop (or `levels` loops further out) or the partition/function boundary."""
     cur = op
     while True:
         block = cur.block
         if block is None:
             return
-        idx = block.operations.index(cur)
-        for prev in reversed(block.operations[:idx]):
-            yield from reversed(list(prev.walk()))
+        yield block.operations, block.operations.index(cur)
         parent = block.region.parent if block.region is not None else None
         if parent is None or parent.name in _STOP_AT - LOOP_OPS:
             return
@@ -87,28 +83,25 @@ def preceding_in_iteration(op: Operation, levels: int = 0) -> Iterator[Operation
                 return
             levels -= 1
         cur = parent
+
+
+def preceding_in_iteration(op: Operation, levels: int = 0) -> Iterator[Operation]:
+    """Operations executed before `op` in the same iteration of its innermost loop (or since the
+    partition started), nearest first; nested regions of earlier ops included. With `levels`,
+    the iteration is the one of the loop that many levels further out (what runs before the
+    inner loop in the enclosing iteration counts too)."""
+    for ops, idx in _iteration_scopes(op, levels):
+        for prev in reversed(ops[:idx]):
+            yield from reversed(list(prev.walk()))
 
 
 def following_in_iteration(op: Operation, levels: int = 0) -> Iterator[Operation]:
     """`op` itself, then what runs after it in the same iteration of its innermost loop (or of
     the loop `levels` further out)."""
     yield op
-    cur = op
-    while True:
-        block = cur.block
-        if block is None:
-            return
-        idx = block.operations.index(cur)
-        for nxt in block.operations[idx + 1 :]:
+    for ops, idx in _iteration_scopes(op, levels):
+        for nxt in ops[idx + 1 :]:
             yield from nxt.walk()
-        parent = block.region.parent if block.region is not None else None
-        if parent is None or parent.name in _STOP_AT - LOOP_OPS:
-            return
-        if parent.name in LOOP_OPS:
-            if levels <= 0:
-                return
-            levels -= 1
-        cur = parent
 
 
 def _varies_in(name: str, at: Operation, loop: Operation, analysis, budget: int = 400) -> bool:
@@ -237,11 +230,6 @@ def _root(analysis, name: str, at: Operation):
     return t.key if t.resolved else None
 
 
-def _positional(op: Operation) -> list[str]:
-    depths = op.operand_depths if len(op.operand_depths) == len(op.operands) else [0] * len(op.operands)
-    return [n for n, d in zip(op.operands, depths) if d == 0]
-
-
 def tma_channel_races(analysis) -> list[Finding]:
     """Dropped full-waits (readers) and dropped empty-waits (writers) of TMA-filled buffers."""
     barrier_of_use: dict[int, list[tuple]] = {}
@@ -258,7 +246,7 @@ def tma_channel_races(analysis) -> list[Finding]:
     for op in analysis.ops:
         if op.name != "ttng.async_tma_copy_global_to_local":
             continue
-        pos = _positional(op)
+        pos = op.positional
         if len(pos) < 3:
             continue
         buf, bar = _root(analysis, pos[1], op), _root(analysis, pos[2], op)
@@ -271,7 +259,7 @@ def tma_channel_races(analysis) -> list[Finding]:
         positions = _READS.get(op.name)
         if not positions:
             continue
-        pos = _positional(op)
+        pos = op.positional
         for k in positions:
             if k < len(pos):
                 root = _root(analysis, pos[k], op)
@@ -331,7 +319,7 @@ def _same_iteration(op: Operation, levels: int = 0) -> Iterator[Operation]:
 
 def _buf_name(key: tuple, writers) -> str:
     op = writers[0][0]
-    pos = _positional(op)
+    pos = op.positional
     return pos[1] if len(pos) > 1 else "buffer"
 
 

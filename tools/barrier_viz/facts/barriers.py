@@ -129,10 +129,6 @@ def _items(op: Operation) -> list[tuple[str, list[str]]]:
     return items
 
 
-def _positional(op: Operation) -> list[str]:
-    return [name for name, _ in _items(op)]
-
-
 def _int_literal(op: Operation, k: int = 0) -> int | None:
     """The k-th integer literal written in the op's header (`init_barrier %b, 1`)."""
     ints = [int(t) for t in op.literals if _INT.match(t)]
@@ -144,7 +140,7 @@ def _at(values: list[str], k: int) -> str | None:
 
 
 def _read_init(op: Operation) -> list[BarrierOperand]:
-    pos = _positional(op)
+    pos = op.positional
     count = _int_literal(op)
     if count is None:
         count = _attr_int(op, "count")
@@ -152,14 +148,14 @@ def _read_init(op: Operation) -> list[BarrierOperand]:
 
 
 def _read_inval(op: Operation) -> list[BarrierOperand]:
-    pos = _positional(op)
+    pos = op.positional
     return [BarrierOperand(op, pos[0], Role.INVAL, Mechanism.MBARRIER, BarrierKind.MBARRIER)] if pos else []
 
 
 def _read_wait(op: Operation) -> list[BarrierOperand]:
     """`$alloc, $phase (, $pred)? (deps $deps)?`: one type per barrier and per dep, so the
     operands past `len(types) - 1` deps from the end are alloc, phase, pred."""
-    pos = _positional(op)
+    pos = op.positional
     deps = max(0, len(op.types) - 1)
     own = pos[: len(pos) - deps] if deps else pos
     if not own:
@@ -170,7 +166,7 @@ def _read_wait(op: Operation) -> list[BarrierOperand]:
 
 def _read_arrive(op: Operation) -> list[BarrierOperand]:
     """`$alloc, $count (, $pred)?` with `count` an integer literal."""
-    pos = _positional(op)
+    pos = op.positional
     count = _int_literal(op)
     if count is None:
         count = _attr_int(op, "count")
@@ -180,7 +176,7 @@ def _read_arrive(op: Operation) -> list[BarrierOperand]:
 
 def _read_expect(op: Operation) -> list[BarrierOperand]:
     """`$alloc, $size attr-dict, $pred`: one arrival plus a transaction-byte expectation."""
-    pos = _positional(op)
+    pos = op.positional
     size = _int_literal(op)
     if size is None:
         size = _attr_int(op, "size")
@@ -191,7 +187,7 @@ def _read_expect(op: Operation) -> list[BarrierOperand]:
 def _read_tma_load(op: Operation) -> list[BarrierOperand]:
     """`$desc[$coord] $result, $barrier, $pred (, $multicast)?`: the barrier is the third
     positional operand (coordinates are bracketed); the bytes it delivers are the destination's."""
-    pos = _positional(op)
+    pos = op.positional
     if len(pos) < 3:
         return []
     dst_type = op.result_types[0] if op.result_types else None
@@ -214,7 +210,7 @@ def _read_mma(op: Operation) -> list[BarrierOperand]:
 
 def _read_commit(op: Operation) -> list[BarrierOperand]:
     """`$barrier (, $pred)? (descs $descs)?`: one type per barrier and per desc."""
-    pos = _positional(op)
+    pos = op.positional
     descs = max(0, len(op.types) - 1)
     own = pos[: len(pos) - descs] if descs else pos
     if not own:
@@ -225,7 +221,7 @@ def _read_commit(op: Operation) -> list[BarrierOperand]:
 
 def _read_async_copy_arrive(op: Operation) -> list[BarrierOperand]:
     """Counts as one arrival only with `noIncrement` (ir-semantics 3.12); otherwise net zero."""
-    pos = _positional(op)
+    pos = op.positional
     count = 1 if "noIncrement" in op.attributes else 0
     return [BarrierOperand(op, pos[0], Role.ARRIVE, Mechanism.ASYNC_COPY_ARRIVE, BarrierKind.MBARRIER,
                            count=count)] if pos else []
@@ -252,7 +248,7 @@ def _read_named(role: Role) -> Callable[[Operation], list[BarrierOperand]]:
     """`$id, $numThreads`, both i32 values; the thread count is the barrier's count."""
 
     def read(op: Operation) -> list[BarrierOperand]:
-        pos = _positional(op)
+        pos = op.positional
         return [BarrierOperand(op, pos[0], role, Mechanism.NAMED_BARRIER, BarrierKind.NAMED,
                                count_operand=_at(pos, 1))] if pos else []
 
@@ -263,7 +259,7 @@ def _read_token(role: Role, has_phase: bool) -> Callable[[Operation], list[Barri
     """Legacy token ops: `(token, i32 slot[, i1 phase])`."""
 
     def read(op: Operation) -> list[BarrierOperand]:
-        pos = _positional(op)
+        pos = op.positional
         if not pos:
             return []
         return [BarrierOperand(op, pos[0], role, Mechanism.NVWS_TOKEN, BarrierKind.NVWS_TOKEN,

@@ -278,7 +278,7 @@ class _Collector:
             create = self._trace(op.operands[0], op).root
             if create is None or create.name != _AREF_CREATE:
                 return []
-            buffers = _positional(create)
+            buffers = create.positional
             return [(self._root(buffers[k], create)[0], op.result_types[k] if k < len(op.result_types) else None)
                     for k in range(min(len(buffers), len(op.results)))]
         return []
@@ -321,7 +321,7 @@ class _Collector:
                 out.extend(self._init_write(op, by_op[id(op)]))
                 continue
             for index, kind, role in self._operand_roles(op):
-                pos = _positional(op)
+                pos = op.positional
                 if index >= len(pos):
                     continue
                 member = self._resolve(pos[index], op, by_op)
@@ -332,7 +332,7 @@ class _Collector:
     def _init_write(self, op: Operation, member: Member) -> list[Access]:
         """An allocation with an initial value writes it; when that value is a load (the
         pre-partition form of a TMA load) the load's partition is the real writer."""
-        pos = _positional(op)
+        pos = op.positional
         if not pos:
             return []
         source = self.tracer.values.lookup(pos[0], op)
@@ -395,7 +395,7 @@ class _Collector:
         `nvws.aref.buffer` is buffer k of the `nvws.aref.create` it came from."""
         trace = self._trace(value, at)
         if trace.root is not None and trace.root.name == _AREF_CREATE:
-            buffers = _positional(trace.root)
+            buffers = trace.root.positional
             if len(buffers) != 1:
                 return None, f"{value} is one of several buffers of the aref at line {trace.root.line}"
             return self._aref_buffer(trace.root, 0, depth)
@@ -411,7 +411,7 @@ class _Collector:
         return None, trace.unresolved
 
     def _aref_buffer(self, create: Operation, k: int, depth: int) -> tuple[Operation | None, str | None]:
-        buffers = _positional(create)
+        buffers = create.positional
         if k >= len(buffers) or depth >= _MAX_AREF_DEPTH:
             return None, f"buffer {k} of the aref at line {create.line} is not known"
         return self._root(buffers[k], create, depth + 1)
@@ -422,7 +422,7 @@ class _Collector:
         for op in self.ops:
             if op.name not in TMA_LOADS:
                 continue
-            pos = _positional(op)
+            pos = op.positional
             member = self._lookup_member(pos[1], op, by_op) if len(pos) > 1 else None
             out.append(TmaCopy(op, op.line, member.name if member else None, self._copy_bytes(op, member),
                                self._barrier(pos[2], op) if len(pos) > 2 else None, self._parts(op)))
@@ -449,7 +449,7 @@ class _Collector:
         return BarrierRef(trace.root_name, trace.root_line, tuple(i.value for i in trace.indices))
 
     def _barrier_key(self, op: Operation, index: int) -> tuple | None:
-        pos = _positional(op)
+        pos = op.positional
         if index >= len(pos):
             return None
         trace = self._trace(pos[index], op)
@@ -467,7 +467,7 @@ class _Collector:
         for op in self.ops:
             if op.name != EXPECT:
                 continue
-            pos = _positional(op)
+            pos = op.positional
             barrier = self._barrier(pos[0], op) if pos else None
             key = self._barrier_key(op, 0)
             found = self._following_copies(op, key, by_copy) if key is not None else []
@@ -534,17 +534,9 @@ class _Collector:
         return tuple(p.name for p in self.pmap.of(op))
 
 
-def _positional(op: Operation) -> list[str]:
-    """Operands written outside brackets: `%d` of `%d[%token]`, not `%token`."""
-    depths = op.operand_depths
-    if len(depths) != len(op.operands):
-        return list(op.operands)
-    return [v for v, d in zip(op.operands, depths) if d == 0]
-
-
 def _use_d(op: Operation, collector: _Collector, index: int) -> str:
     """"true" / "false" when the MMA's useD operand is a constant, else "dynamic"."""
-    pos = _positional(op)
+    pos = op.positional
     if index >= len(pos):
         return "dynamic"
     defn = collector.tracer.values.lookup(pos[index], op)

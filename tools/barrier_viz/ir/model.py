@@ -149,6 +149,14 @@ class Operation:
         return self.attrs[key]
 
     @property
+    def positional(self) -> list[str]:
+        """Operands written outside brackets: `%d` of `%d[%token]`, `%bar` of `%bar[%pred]`."""
+        depths = self.operand_depths
+        if len(depths) != len(self.operands):
+            return list(self.operands)
+        return [v for v, d in zip(self.operands, depths) if d == 0]
+
+    @property
     def dialect(self) -> str:
         return self.name.split(".", 1)[0]
 
