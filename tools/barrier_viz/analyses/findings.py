@@ -52,6 +52,7 @@ class Finding(BaseModel):
 
     kind: str
     severity: Severity
+    outcome: str = Field("", description="hang | wrong results | hang or wrong results, depending on timing | harmless")
     message: str
     partitions: list[str] = Field(default_factory=list)
     barrier: str | None = None
@@ -59,6 +60,14 @@ class Finding(BaseModel):
     lines: list[int] = Field(default_factory=list)
     evidence: dict[str, Any] = Field(default_factory=dict)
     suggestion: str | None = None
+
+    def settle_outcome(self) -> "Finding":
+        """Derive `outcome` from the kind, severity and evidence (analyses/outcome.py); called
+        when the finding is made and again when `check` attaches a witness to it."""
+        from .outcome import outcome_of
+
+        self.outcome = outcome_of(self.kind, self.severity.value, self.evidence)
+        return self
 
     def sort_key(self) -> tuple:
         order = {"error": 0, "warning": 1, "info": 2}
@@ -68,4 +77,5 @@ class Finding(BaseModel):
 def finding(kind: Kind, severity: Severity, message: str, **kw: Any) -> Finding:
     lines = sorted(set(kw.pop("lines", []) or []))
     partitions = list(dict.fromkeys(kw.pop("partitions", []) or []))
-    return Finding(kind=kind.value, severity=severity, message=message, lines=lines, partitions=partitions, **kw)
+    made = Finding(kind=kind.value, severity=severity, message=message, lines=lines, partitions=partitions, **kw)
+    return made.settle_outcome()

@@ -30,6 +30,7 @@ def check(analysis, simulate: bool = True) -> CheckResult:
             twin = next((s for s in found if _same_cause(s, f)), None)
             if twin is not None:
                 twin.evidence["witness"] = f.evidence
+                twin.settle_outcome()
                 continue
             found.append(f)
     found.sort(key=Finding.sort_key)

@@ -51,7 +51,7 @@ def render_check_text(doc: CheckDoc) -> None:
               + (f" @{doc.input.function}" if doc.input.function else ""))
     out.print(f"{s.errors} error(s), {s.warnings} warning(s), {s.infos} info")
     for f in doc.findings:
-        out.print(f"\n{f.severity.value.upper()} {f.kind}  lines {', '.join(map(str, f.lines))}")
+        out.print(f"\n{f.severity.value.upper()} {f.kind} -> {f.outcome}  lines {', '.join(map(str, f.lines))}")
         out.print(f"  {f.message}")
         if f.partitions:
             out.print(f"  partitions: {', '.join(f.partitions)}")

@@ -45,7 +45,7 @@ HEADINGS = {
     "buffers": "4 buffers: space id members; W writers | R readers; guard",
     "barriers": "5 aliases: barrier | alloc | slots | mechanism; aliases; uses",
     "coverage": "coverage: packed TMEM rows; operand-D accumulator rows",
-    "findings": "findings: severity kind lines [partitions] barrier: message",
+    "findings": "findings: severity kind -> outcome lines [partitions] barrier: message",
 }
 
 # The command that prints each section in full, for drilling into one barrier or buffer.
@@ -378,9 +378,9 @@ def _findings(doc: dict[str, Any]) -> list[str]:
         where = f.get("barrier") or (f"buffer.id={f['buffer_id']}" if f.get("buffer_id") is not None else "")
         sev = f.get("severity", "?").upper()
         if sev == "INFO":
-            rows.append(f"INFO {f['kind']} {_lines(f.get('lines') or [])} {parts} {where}".rstrip())
+            rows.append(f"INFO {f['kind']} -> {f.get('outcome')} {_lines(f.get('lines') or [])} {parts} {where}".rstrip())
             continue
-        rows.append(f"{sev} {f['kind']} {_lines(f.get('lines') or [])} {parts} {where}: {f.get('message')}")
+        rows.append(f"{sev} {f['kind']} -> {f.get('outcome')} {_lines(f.get('lines') or [])} {parts} {where}: {f.get('message')}")
         evidence = f.get("evidence") if isinstance(f.get("evidence"), dict) else {}
         if evidence.get("blocked"):
             rows.append(f"  witness ({evidence.get('policy')} schedule, {evidence.get('steps')} steps): " + _blocked(evidence["blocked"]))

@@ -70,7 +70,7 @@ def render_explore_text(doc: ExploreDoc) -> None:
     out.print(f"{len(doc.schedules)} schedule(s), {doc.states} distinct state(s), {doc.seconds:.2f} s; bounds: "
               + ", ".join(f"{k}={v}" for k, v in b.items()))
     for f in doc.findings:
-        out.print(f"\n{f.severity.value.upper()} {f.kind}  lines {', '.join(map(str, f.lines))}")
+        out.print(f"\n{f.severity.value.upper()} {f.kind} -> {f.outcome}  lines {', '.join(map(str, f.lines))}")
         out.print(f"  {f.message}")
         for blk in f.evidence.get("blocked", []):
             it = ",".join(map(str, blk["iteration"])) or "-"

@@ -132,7 +132,7 @@ class Report:
                       "simulated schedules.", ""]
         for f in self.findings:
             where = ", ".join(str(n) for n in f.lines)
-            lines.append(f"- **{f.severity.value.upper()} `{f.kind}`** (lines {where}): {f.message}")
+            lines.append(f"- **{f.severity.value.upper()} `{f.kind}` → {f.outcome}** (lines {where}): {f.message}")
             blocked = f.evidence.get("blocked") or (f.evidence.get("witness") or {}).get("blocked") or []
             if blocked:
                 lines.append(f"  - Witness ({f.evidence.get('policy') or (f.evidence.get('witness') or {}).get('policy')} schedule):")
@@ -157,7 +157,7 @@ class Report:
             if f.severity.value == "info":
                 continue
             where = ",".join(str(n) for n in f.lines)
-            out.append(f"INSIGHT: {f.severity.value} {f.kind} at line(s) {where}: {f.message}".replace("\n", " "))
+            out.append(f"INSIGHT: {f.severity.value} {f.kind} ({f.outcome}) at line(s) {where}: {f.message}".replace("\n", " "))
         return out
 
 
