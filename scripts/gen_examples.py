@@ -1,19 +1,25 @@
-"""Generate the skill's EXAMPLES.md from real `barrier-viz report` runs.
+"""Generate the skill's EXAMPLES.md and its full example reports from real `barrier-viz` runs.
 
-    .venv/bin/python scripts/gen_examples.py            # rewrite tools/barrier_viz/skill/EXAMPLES.md
-    .venv/bin/python scripts/gen_examples.py --check    # exit 1 if the file is stale
+    .venv/bin/python scripts/gen_examples.py            # rewrite EXAMPLES.md and reference/report-*.md
+    .venv/bin/python scripts/gen_examples.py --check    # exit 1 if any of them is stale
 
-Each example is an input the project ships (kernels compiled by the eval generator under
-`evals/cases/`, hand-written fixtures under `tests/fixtures/`), a short intro in our words, and
-the deterministic report `barrier-viz report INPUT` prints for it. The command runs in-process
-from the repository root with the input's relative path, so the file does not depend on where
-the checkout lives. Code blocks longer than MAX_BLOCK_LINES are cut with a note naming the
+EXAMPLES.md is what an agent reads first, so it stays short: one worked example per headline
+outcome a finding can have (no finding, hang, wrong results, hang or wrong results depending on
+timing, harmless), each the `check` output for a shipped input plus the digest block that
+explains it, framed by what the input is and how to read the verdict. The five full reports
+(`barrier-viz report INPUT`, the shape a written report should have) go to
+`skill/reference/report-*.md`, one file each, read only when the shape of a section is needed.
+
+Each input is one the project ships (kernels compiled by the eval generator under
+`evals/cases/`, hand-written fixtures under `tests/fixtures/`). Commands run in-process from the
+repository root with the input's relative path, so the files do not depend on where the checkout
+lives. In a full report, code blocks longer than MAX_BLOCK_LINES are cut with a note naming the
 command that prints them in full; the rest is the report byte for byte, with its title dropped
 and its section headings moved down one level to nest under the example.
 
 Eval cases are named by a glob (mutated cases carry the mutated line in their name, which the
 eval generator may renumber); each glob must match at least one directory, and the first in
-sorted order is used. tests/test_examples.py regenerates the file in-process and fails when the
+sorted order is used. tests/test_examples.py regenerates every file in-process and fails when a
 committed one differs: after changing a command's output, rerun this script.
 """
 
@@ -27,20 +33,40 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-OUT = REPO / "tools" / "barrier_viz" / "skill" / "EXAMPLES.md"
+SKILL = REPO / "tools" / "barrier_viz" / "skill"
+OUT = SKILL / "EXAMPLES.md"
+REFERENCE = SKILL / "reference"
+MAX_CHARS = 15_000  # EXAMPLES.md budget: it is read before any tool output, so it must stay short
 MAX_BLOCK_LINES = 60
 TRIM_SLACK = 15  # a block at most this much longer is kept whole: a cut must save something
 
 
 @dataclass(frozen=True)
 class Example:
+    """A full report, written to reference/report-<slug>.md."""
+
+    slug: str
     title: str
     pattern: str  # glob relative to the repository root
     intro: str
 
 
+@dataclass(frozen=True)
+class Worked:
+    """A short worked example in EXAMPLES.md: `check` output, one digest block, how to read it."""
+
+    outcome: str  # the headline outcome it illustrates (or "no finding")
+    title: str
+    pattern: str
+    intro: str
+    block: str  # the digest block (heading prefix, e.g. "2 graph") that explains the verdict
+    reading: str
+    rows: tuple[str, ...] = ()  # keep only the block's rows starting with one of these (with their indented lines)
+
+
 EXAMPLES: tuple[Example, ...] = (
     Example(
+        "gemm-persistent-sm100",
         "Blackwell persistent GEMM (Meta AutoWS, sm100)",
         "evals/cases/fbtriton-metaws.gemm_persistent_v0.sm100.base/input.ttgir.gz",
         """\
@@ -56,6 +82,7 @@ iteration) and nothing else stores zeros. No findings, and every simulated sched
 loops through without blocking.""",
     ),
     Example(
+        "attn-fwd-persistent-sm100",
         "Attention forward, persistent (Meta AutoWS, sm100)",
         "evals/cases/fbtriton-metaws.attn_fwd_persistent_v0.sm100.base/input.ttgir.gz",
         """\
@@ -71,6 +98,7 @@ three info findings note single-copy buffers shared across partitions (no pipeli
 bug).""",
     ),
     Example(
+        "gemm-persistent-sm90",
         "Hopper persistent GEMM (Meta AutoWS, sm90)",
         "evals/cases/fbtriton-metaws.gemm_persistent_v0.sm90.base/input.ttgir.gz",
         """\
@@ -82,12 +110,13 @@ Both coverage tables are still printed, empty, with the line that says why (no c
 TMEM, no `tc_gen5_mma` accumulator): an absent table would look the same as a forgotten one.""",
     ),
     Example(
+        "deadlock-no-producer",
         "Deadlock: the only arrival on a barrier removed",
         "evals/cases/fbtriton-metaws.gemm_persistent_v0.sm100.drop_only_arrival_L*/input.ttgir.gz",
         """\
-Example 1's kernel with one operation removed by the eval generator's `drop_only_arrival`
+The Blackwell persistent GEMM's kernel (report-gemm-persistent-sm100.md) with one operation removed by the eval generator's `drop_only_arrival`
 mutation: the `ttng.tc_gen5_commit` that was the only arrival on `%acc_14`, the barrier that
-tells the epilogue an accumulator is ready. Compare the graph with example 1: the forward edge
+tells the epilogue an accumulator is ready. Compare the graph with that report's: the forward edge
 `partition0 -> default` on `%acc_14` is gone and the epilogue's waits on it are listed as
 unpaired. `check` reports `deadlock.no_producer`, the first of the three deadlock conditions:
 the epilogue waits at the line shown for a phase that no operation can complete, and the
@@ -95,6 +124,7 @@ favorable schedule blocks there (`report --format compact` and `check` print the
 schedule).""",
     ),
     Example(
+        "coverage-zero-store",
         "Coverage ✗: redundant zero store in a persistent while loop",
         "tests/fixtures/coverage/gemm_while_zero_store.ttgir",
         """\
@@ -110,6 +140,84 @@ counting alone would pass it. `check` reports the race and also a parity-cadence
 )
 
 
+CASES = "evals/cases/fbtriton-metaws.gemm_persistent_v0.sm100"
+
+WORKED: tuple[Worked, ...] = (
+    Worked(
+        "no finding",
+        "A correct Blackwell persistent GEMM",
+        f"{CASES}.base/input.ttgir.gz",
+        """\
+The eval generator's `gemm_persistent` kernel, compiled by fbtriton with Meta's AutoWS for
+sm100: a TMA producer, an MMA partition and an epilogue in the default region.""",
+        "2 graph",
+        """\
+No finding, and every simulated schedule ran the loops through (`completed`, `covered`): say
+"No barrier issues found" and list what was checked. The graph shows why: every forward edge
+("data ready": TMA expect plus copy, the MMA's commit) has its backward edge ("slot free
+again", `next-iter`), so no ring can be refilled before its reader released it.""",
+    ),
+    Worked(
+        "hang",
+        "Hang: the only arrival on a barrier removed",
+        f"{CASES}.drop_only_arrival_L*/input.ttgir.gz",
+        """\
+The same kernel with the `tc_gen5_commit` that was the only arrival on the accumulator-ready
+barrier removed (the eval generator's `drop_only_arrival` mutation).""",
+        "2 graph",
+        """\
+`deadlock.no_producer -> hang`: the first condition of the phase model, with the witness
+schedule (where each partition is stuck, which parity it awaits, how many phases the slot has
+completed). In the graph the epilogue's waits on that barrier are listed as unpaired: the edge
+that fed them is gone. The fix names the missing arrival.""",
+    ),
+    Worked(
+        "wrong results",
+        "Wrong results: a redundant zero store of the accumulator",
+        f"{CASES}.zero_store_L*/input.ttgir.gz",
+        """\
+The same kernel with an explicit zero `tmem_store` of the TMEM accumulator added in the
+epilogue, inside the persistent loop, although the MMA initializes the accumulator itself
+(`useD` false on its first iteration).""",
+        "coverage",
+        """\
+`race.redundant_zero_store -> wrong results`: every barrier is balanced and every schedule
+completes, which is why arrive/wait counting passes this kernel. The operand-D coverage row is
+✗: nothing orders the store before the next tile's first MMA, so the store can wipe a tile's
+partial sums. Report the row, its lines and the fix (drop the store).""",
+    ),
+    Worked(
+        "hang or wrong results, depending on timing",
+        "Timing-dependent: a dropped data wait",
+        f"{CASES}.drop_wait_data_L220/input.ttgir.gz",
+        """\
+The same kernel with the MMA partition's first wait on a TMA `full` barrier removed (the
+`drop_wait_data` mutation).""",
+        "3 phases",
+        rows=("%acc_3@", "%a_10@"),
+        reading="""\
+`race.unsynchronized_read -> hang or wrong results, depending on timing`: the MMA can read a
+slot before its TMA data lands (wrong results) and, released too early, lets the producer run a
+phase ahead; only the round-robin schedule then blocks (the witness), the others complete. In
+the phases block the barrier has one consumer wait fewer than its twin. Report it as a race
+with a possible hang, not as a deadlock: no schedule-independent condition holds.""",
+    ),
+    Worked(
+        "harmless",
+        "Harmless: a duplicated wait",
+        f"{CASES}.dup_wait_L*/input.ttgir.gz",
+        """\
+The same kernel with the producer's empty-slot wait duplicated (the `dup_wait` mutation).""",
+        "3 phases",
+        rows=("%acc@",),
+        reading="""\
+`wait.redundant -> harmless` (info): the second wait polls the parity the first one already
+saw complete, so it passes at once; the phases block shows both waits on one line range with
+the same formula. Mention it as over-synchronization; it is no reason to call a hang.""",
+    ),
+)
+
+
 def resolve(pattern: str) -> str:
     """The example's input as a repository-relative posix path."""
     matches = sorted(REPO.glob(pattern))
@@ -118,17 +226,49 @@ def resolve(pattern: str) -> str:
     return matches[0].relative_to(REPO).as_posix()
 
 
-def run_report(rel: str) -> str:
-    """`barrier-viz report REL` as the CLI prints it, run from the repository root."""
+def run_cli(args: list[str]) -> str:
+    """`barrier-viz ARGS` as the CLI prints it, run from the repository root."""
     from typer.testing import CliRunner
 
     from barrier_viz.cli import app
 
     with contextlib.chdir(REPO):
-        result = CliRunner().invoke(app, ["report", rel])
+        result = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
     if result.exit_code not in (0, 1):
-        raise RuntimeError(f"barrier-viz report {rel} exited {result.exit_code}:\n{result.output[-2000:]}")
+        raise RuntimeError(f"barrier-viz {' '.join(args)} exited {result.exit_code}:\n{result.output[-2000:]}")
     return result.stdout
+
+
+def run_report(rel: str) -> str:
+    return run_cli(["report", rel])
+
+
+def digest_block(rel: str, prefix: str, rows: tuple[str, ...] = ()) -> str:
+    """One `##` block of `report --format compact` (heading included); with `rows`, only the
+    rows that start with one of them and the indented lines under those."""
+    out: list[str] = []
+    for line in run_cli(["report", rel, "--format", "compact"]).splitlines():
+        if line.startswith("## "):
+            if out:
+                break
+            if line[3:].startswith(prefix):
+                out.append(line)
+        elif out:
+            out.append(line)
+    if not out:
+        raise ValueError(f"the digest of {rel} has no block starting {prefix!r}")
+    if rows:
+        kept, keep = out[:1], False
+        for line in out[1:]:
+            if not line.startswith(" "):
+                keep = line.startswith(rows)
+            if keep:
+                kept.append(line)
+        if len(kept) == 1:
+            raise ValueError(f"no row of the {prefix!r} block of {rel} starts with {rows}")
+        kept.append("... (rows of other barriers left out)")
+        out = kept
+    return "\n".join(out)
 
 
 SECTION_COMMAND = {
@@ -165,7 +305,7 @@ def shape(report: str, rel: str) -> str:
             if len(body) > MAX_BLOCK_LINES + TRIM_SLACK:
                 out.extend(body[:MAX_BLOCK_LINES])
                 command = SECTION_COMMAND.get(section, "report")
-                out.append(f"... [{len(body) - MAX_BLOCK_LINES} more lines trimmed in EXAMPLES.md; "
+                out.append(f"... [{len(body) - MAX_BLOCK_LINES} more lines trimmed here; "
                            f"`barrier-viz {command} {rel}` prints them]")
             else:
                 out.extend(body)
@@ -177,48 +317,80 @@ def shape(report: str, rel: str) -> str:
     return "\n".join(out)
 
 
-HEADER = """\
+REPORT_HEADER = """\
 <!-- Generated by scripts/gen_examples.py from `barrier-viz report` runs; do not edit by hand.
+     Regenerate with: .venv/bin/python scripts/gen_examples.py -->
+
+"""
+
+HEADER = """\
+<!-- Generated by scripts/gen_examples.py from `barrier-viz` runs; do not edit by hand.
      Regenerate with: .venv/bin/python scripts/gen_examples.py -->
 
 # Worked examples
 
-Each example below is the deterministic report `barrier-viz report INPUT` prints for an input
-the project ships, preceded by what the input is and what to look for. They show the shape a
-report should have and which facts fill each section. A report you write from
-`report --format compact` carries the same facts in your own tables and diagrams, plus your
-phase-model reasoning and a limits paragraph. Very long blocks are cut where marked; the command
-in the note prints them in full.
+One short example per headline outcome a finding can have. Each is the `check` output for an
+input the project ships, the digest block (`report --format compact`) that shows the cause, and
+how to turn the verdict into the report's findings. Every finding's kind is followed by its
+outcome (`-> hang`, `-> wrong results`, ...): lead with it.
 
 """
 
 
-def render() -> str:
-    parts = [HEADER, "Contents:\n"]
-    resolved = [(ex, resolve(ex.pattern)) for ex in EXAMPLES]
-    for n, (ex, _) in enumerate(resolved, 1):
-        parts.append(f"{n}. [{ex.title}](#example-{n})\n")
-    parts.append("\n")
-    for n, (ex, rel) in enumerate(resolved, 1):
-        body = shape(run_report(rel), rel)
-        parts.append(f'<a id="example-{n}"></a>\n\n## Example {n}: {ex.title}\n\n{ex.intro.strip()}\n\n{body}\n\n')
+def report_name(ex: Example) -> str:
+    return f"report-{ex.slug}.md"
+
+
+def render_report(ex: Example) -> str:
+    """reference/report-<slug>.md: the full deterministic report of one input."""
+    rel = resolve(ex.pattern)
+    body = shape(run_report(rel), rel)
+    text = f"{REPORT_HEADER}# Example report: {ex.title}\n\n{ex.intro.strip()}\n\n{body}\n"
+    return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
+
+
+def render_examples() -> str:
+    parts = [HEADER]
+    for n, w in enumerate(WORKED, 1):
+        rel = resolve(w.pattern)
+        check = run_cli(["check", rel]).rstrip("\n")
+        parts.append(f"## {n}. {w.title}\n\nOutcome: **{w.outcome}**. {w.intro.strip()}\n\n"
+                     f"```text\n$ barrier-viz check {rel}\n{check}\n```\n\n"
+                     f"```text\n{digest_block(rel, w.block, w.rows)}\n```\n\n{w.reading.strip()}\n\n")
+    parts.append("## Full reports\n\nThe deterministic `barrier-viz report` of five shipped inputs, the shape a written "
+                 "report should have, section by section (read one only when you need that shape):\n\n")
+    for ex in EXAMPLES:
+        parts.append(f"- [{ex.title}](reference/{report_name(ex)})\n")
     return re.sub(r"\n{3,}", "\n\n", "".join(parts)).rstrip("\n") + "\n"
+
+
+def render_all() -> dict[Path, str]:
+    """Every generated file and its content."""
+    files = {OUT: render_examples()}
+    for ex in EXAMPLES:
+        files[REFERENCE / report_name(ex)] = render_report(ex)
+    return files
+
+
+def render() -> str:
+    return render_examples()
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 if EXAMPLES.md differs from what would be written")
+    ap.add_argument("--check", action="store_true", help="exit 1 if a generated file differs from what would be written")
     args = ap.parse_args(argv)
-    text = render()
+    files = render_all()
     if args.check:
-        current = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
-        if current != text:
-            print(f"{OUT.relative_to(REPO)} is stale; run: .venv/bin/python scripts/gen_examples.py")
-            return 1
-        print(f"{OUT.relative_to(REPO)} is up to date")
-        return 0
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT.relative_to(REPO)} ({len(text)} characters, {len(EXAMPLES)} examples)")
+        stale = [p for p, text in files.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+        for p in stale:
+            print(f"{p.relative_to(REPO)} is stale; run: .venv/bin/python scripts/gen_examples.py")
+        if not stale:
+            print(f"{len(files)} generated files are up to date")
+        return 1 if stale else 0
+    for p, text in files.items():
+        p.write_text(text, encoding="utf-8")
+        print(f"wrote {p.relative_to(REPO)} ({len(text)} characters)")
     return 0
 
 

@@ -1,7 +1,8 @@
-"""EXAMPLES.md is what scripts/gen_examples.py writes from real `report` runs, and it ships.
+"""EXAMPLES.md and the full example reports are what scripts/gen_examples.py writes from real
+`barrier-viz` runs, and they ship with the skill.
 
-The staleness test regenerates the file in-process and compares bytes: a change to any
-command's output, to an example input, or to the script shows up here until the file is
+The staleness test regenerates every file in-process and compares bytes: a change to any
+command's output, to an example input, or to the script shows up here until the files are
 regenerated (`.venv/bin/python scripts/gen_examples.py`).
 """
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from barrier_viz.analyses.outcome import OUTCOMES
 from barrier_viz.commands.skill_cmd import skill_files
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,47 +37,82 @@ def gen():
 
 
 @pytest.fixture(scope="module")
-def generated(gen) -> str:
-    return gen.render()
+def files(gen) -> dict[Path, str]:
+    return gen.render_all()
 
 
-def test_examples_md_is_not_stale(gen, generated: str) -> None:
-    committed = gen.OUT.read_text(encoding="utf-8")
-    assert committed == generated, "EXAMPLES.md is stale: run .venv/bin/python scripts/gen_examples.py"
+@pytest.fixture(scope="module")
+def examples(gen, files) -> str:
+    return files[gen.OUT]
 
 
-def test_generation_does_not_depend_on_the_working_directory(gen, generated: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="module")
+def reports(gen, files) -> list[str]:
+    return [text for path, text in files.items() if path != gen.OUT]
+
+
+def test_generated_files_are_not_stale(files) -> None:
+    for path, text in files.items():
+        assert path.read_text(encoding="utf-8") == text, f"{path.name} is stale: run .venv/bin/python scripts/gen_examples.py"
+
+
+def test_generation_does_not_depend_on_the_working_directory(gen, examples: str, files, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert gen.render() == generated
-    assert str(REPO) not in generated, "absolute checkout paths leak into EXAMPLES.md"
+    assert gen.render_examples() == examples
+    for text in files.values():
+        assert str(REPO) not in text, "absolute checkout paths leak into the generated files"
 
 
-def test_each_example_is_a_five_section_report_with_both_coverage_tables(gen, generated: str) -> None:
-    blocks = re.split(r"^## Example \d+: ", generated, flags=re.M)[1:]
-    assert len(blocks) == len(gen.EXAMPLES) >= 5
-    for block in blocks:
+def test_examples_md_is_short_with_one_worked_example_per_outcome(gen, examples: str) -> None:
+    assert len(examples) <= gen.MAX_CHARS
+    blocks = re.split(r"^## \d+\. ", examples, flags=re.M)[1:]
+    worked = [b for b in blocks if "$ barrier-viz check " in b]
+    assert len(worked) == len(gen.WORKED)
+    outcomes = [re.search(r"^Outcome: \*\*(.+?)\*\*", b, flags=re.M).group(1) for b in worked]
+    assert sorted(outcomes) == sorted(["no finding", *OUTCOMES]), "one example per headline outcome"
+    for outcome, block in zip(outcomes, worked):
+        check = block.split("```text\n", 1)[1].split("```", 1)[0]
+        if outcome == "no finding":
+            assert "0 error(s), 0 warning(s), 0 info" in check
+        else:
+            assert f" -> {outcome}  lines " in check, f"the {outcome!r} example's check output shows that outcome"
+        assert block.count("```text\n") == 2, "the check output and one digest block"
+
+
+def test_examples_md_links_every_full_report_and_each_ships(gen, examples: str) -> None:
+    shipped = dict(skill_files())
+    for ex in gen.EXAMPLES:
+        name = f"reference/{gen.report_name(ex)}"
+        assert f"]({name})" in examples
+        assert shipped[name] == (gen.REFERENCE / gen.report_name(ex)).read_bytes()
+
+
+def test_each_full_report_has_five_sections_and_both_coverage_tables(gen, reports: list[str]) -> None:
+    assert len(reports) == len(gen.EXAMPLES) >= 5
+    for block in reports:
         for heading in ("### 1. Partition summary", "### 2. Barrier dependency graph", "### 3. Index and phase analysis",
                         "### 4. Shared data map", "### 5. SSA value to barrier map", "### Coverage tables", "### Findings"):
             assert heading in block
         assert "== Column-packed TMEM overwrite coverage" in block and "== Operand-D accumulator init coverage ==" in block
-        intro = block.split("\nInput: `", 1)[0]
-        assert len(intro.split()) > 30, "each example opens with what the input is and what to look for"
+        intro = block.split("\nInput: `", 1)[0].split("\n# Example report: ", 1)[1]
+        assert len(intro.split()) > 30, "each report opens with what the input is and what to look for"
 
 
-def test_the_required_kinds_of_example_are_present(generated: str) -> None:
-    blocks = re.split(r"^## Example \d+: ", generated, flags=re.M)[1:]
-    sm100_mma = [b for b in blocks if "tc_gen5_mma" in b and "persistent" in b.split("\n", 1)[0].lower()]
-    assert any("gemm" in b.split("\n", 1)[0].lower() for b in sm100_mma), "a Blackwell persistent GEMM"
-    assert any("attention" in b.split("\n", 1)[0].lower() for b in blocks), "an attention forward"
-    assert any("warp_group_dot" in b for b in blocks), "a Hopper GEMM"
-    assert any("ERROR `deadlock." in b for b in blocks), "a case with a deadlock verdict"
-    assert any(re.search(r"Verdict: ✗|  ✗ MISSING", b) for b in blocks), "a case with a coverage ✗"
+def test_the_required_kinds_of_report_are_present(reports: list[str]) -> None:
+    title = lambda b: b.split("# Example report: ", 1)[1].split("\n", 1)[0].lower()  # noqa: E731
+    sm100_mma = [b for b in reports if "tc_gen5_mma" in b and "persistent" in title(b)]
+    assert any("gemm" in title(b) for b in sm100_mma), "a Blackwell persistent GEMM"
+    assert any("attention" in title(b) for b in reports), "an attention forward"
+    assert any("warp_group_dot" in b for b in reports), "a Hopper GEMM"
+    assert any("ERROR `deadlock." in b for b in reports), "a case with a deadlock verdict"
+    assert any(re.search(r"Verdict: ✗|  ✗ MISSING", b) for b in reports), "a case with a coverage ✗"
 
 
-def test_trimmed_blocks_say_so_and_name_the_full_command(gen, generated: str) -> None:
-    note = re.compile(r"\.\.\. \[(\d+) more lines trimmed in EXAMPLES\.md; `barrier-viz \w+ \S+` prints them\]")
+def test_trimmed_blocks_say_so_and_name_the_full_command(gen, reports: list[str]) -> None:
+    note = re.compile(r"\.\.\. \[(\d+) more lines trimmed here; `barrier-viz \w+ \S+` prints them\]")
     trimmed = 0
-    for fence in re.findall(r"```text\n(.*?)```", generated, flags=re.S):
+    for fence in re.findall(r"```text\n(.*?)```", "".join(reports), flags=re.S):
         body = fence.rstrip("\n").split("\n")
         if note.fullmatch(body[-1]):
             trimmed += 1
@@ -83,7 +120,7 @@ def test_trimmed_blocks_say_so_and_name_the_full_command(gen, generated: str) ->
             assert int(note.fullmatch(body[-1]).group(1)) > gen.TRIM_SLACK
         else:
             assert len(body) <= gen.MAX_BLOCK_LINES + gen.TRIM_SLACK
-    assert trimmed, "the attention example is long enough to be cut somewhere"
+    assert trimmed, "the attention report is long enough to be cut somewhere"
 
 
 def test_examples_ship_with_the_skill_and_at_the_repo_root(gen) -> None:
