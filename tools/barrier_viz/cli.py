@@ -130,29 +130,40 @@ def inputs(input: InputArg, format: FormatOpt = Format.text, debug: DebugOpt = F
     _run(debug, body)
 
 
+class OpsFormat(str, Enum):
+    text = "text"
+    json = "json"
+    compact = "compact"  # one line per op
+
+
 @app.command()
 def ops(
     input: InputArg,
     unit: UnitOpt = None,
     func: FuncOpt = None,
     all: Annotated[bool, typer.Option("--all", help="List every operation written in the text, not only barrier-relevant ones.")] = False,
-    format: FormatOpt = Format.text,
+    partition: Annotated[Optional[str], typer.Option("--partition", "-p", help="Only the ops of this partition (main: outside every partition).")] = None,
+    lines: Annotated[Optional[str], typer.Option("--lines", help="Only the ops starting in this 1-based line range: A-B, A, A- or -B.")] = None,
+    format: Annotated[OpsFormat, typer.Option("--format", "-f", help="Output format: text (a table), compact (one line per op), json.")] = OpsFormat.text,
     strict: StrictOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """List barrier-relevant operations (or every operation with --all), each with its line."""
 
     def body() -> None:
-        from .commands.ops_cmd import ops_document, render_ops_text
+        from .commands.ops_cmd import ops_document, parse_line_range, render_ops_compact, render_ops_text
         from .session import select
 
+        span = parse_line_range(lines, input)
         sel = select(input, unit, func)
         warnings = _report_warnings(sel, strict)
-        doc = ops_document(sel, include_all=all, warnings=warnings)
-        if format is Format.json:
+        doc = ops_document(sel, include_all=all, warnings=warnings, partition=partition, lines=span)
+        if format is OpsFormat.json:
             from .schemas import dump
 
             sys.stdout.write(dump(doc))
+        elif format is OpsFormat.compact:
+            render_ops_compact(doc)
         else:
             render_ops_text(doc)
 

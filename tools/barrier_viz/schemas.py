@@ -59,6 +59,8 @@ class OpInfo(_Model):
     result_types: list[str]
     operands: list[str]
     attributes: dict[str, Any]
+    key_attributes: dict[str, str] = Field(default_factory=dict, description="the attributes and literal operands that "
+                                           "matter for the op (count, bytes, useD, isAsync, pendings, ...), as MLIR text")
     loc_name: str | None
     regions: int
     loop_depth: int
