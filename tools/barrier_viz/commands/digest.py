@@ -208,7 +208,10 @@ def _formula(x: dict[str, Any] | None) -> str:
     return x.get("formula") or ("?" if x.get("constant") is None else str(x["constant"]))
 
 
-LONG_FORMULA = 48  # longer formulas (unrolled stage advances) are summarized by their samples
+# Formulas are printed simplified (analyses/symbolic/simplify.printable); only those still longer
+# than this (unnormalized unrolled stage advances, 100+ characters) are summarized by their
+# samples, and `phases` prints them in full.
+LONG_FORMULA = 96
 
 
 def _samples(u: dict[str, Any]) -> str:
@@ -229,14 +232,14 @@ def _grouped(uses: list[dict[str, Any]], *, wait: bool) -> "OrderedDict[str, lis
         slot, phase = _formula(u.get("slot")), _formula(u.get("phase"))
         if wait:
             if max(len(slot), len(phase)) > LONG_FORMULA and _samples(u):
-                parts.append(f"{_samples(u)} (long formula)")
+                parts.append(f"{_samples(u)} (long formula: see phases)")
             else:
                 parts.append(f"slot {slot} parity {phase}")
             if u.get("side"):
                 parts.append(u["side"])
         else:
             parts.append(u.get("op", "?").split(".")[-1])
-            parts.append("slot (long formula)" if len(slot) > LONG_FORMULA else f"slot {slot}")
+            parts.append("slot (long formula: see phases)" if len(slot) > LONG_FORMULA else f"slot {slot}")
             if u.get("arrivals"):
                 parts.append(f"{u['arrivals']}/{u.get('init_count') or '?'}")
             if u.get("tx_bytes"):

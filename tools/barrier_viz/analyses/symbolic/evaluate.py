@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from .arith import EvalError, apply_binop, apply_cast, apply_cmp, wrap
-from .expr import BinOp, Cast, Cmp, Const, Expr, Select, Unknown, Var
+from .expr import BinOp, Cast, Cmp, Const, Expr, Select, Unknown, Var, leaves
 
 
 def evaluate(e: Expr, bindings: Mapping[str, int]) -> int:
@@ -104,3 +104,25 @@ def _retype_to(e: Expr, bits: int) -> Expr:
     if e.bits == bits:
         return e
     return Cast("trunci" if e.bits > bits else "extui", e, bits, e.bits, e.line)
+
+
+_CHECK_RANGE = 48
+
+
+def _agree(a: Expr, b: Expr) -> bool:
+    """Whether two forms agree for every counter value 0..63 (other variables: 0..3)."""
+    vs = {leaf.key: leaf for leaf in leaves(a) if isinstance(leaf, Var)}
+    vs.update({leaf.key: leaf for leaf in leaves(b) if isinstance(leaf, Var)})
+    for n in range(_CHECK_RANGE):
+        bind = {k: (n if v.kind == "counter" else n % 4) for k, v in vs.items()}
+        try:
+            x = evaluate(a, bind)
+        except EvalError:
+            x = None
+        try:
+            y = evaluate(b, bind)
+        except EvalError:
+            y = None
+        if x is not None and x != y:
+            return False
+    return True

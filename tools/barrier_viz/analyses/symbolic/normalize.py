@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from ...ir.model import Operation
 from .arith import EvalError, wrap
 from .counters import _const_value
-from .evaluate import _retype_to, evaluate
+from .evaluate import _CHECK_RANGE, _agree, _retype_to, evaluate
 from .expr import BinOp, Const, Expr, Unknown, Var, _rebuild, children, leaves, shape, substitute
 from .model import Counter, LoopInfo, SymbolicValue
 from .render import render
@@ -18,9 +18,6 @@ from .simplify import simplify
 
 if TYPE_CHECKING:  # pragma: no cover
     from .trace import SymbolicAnalysis  # annotations only: trace imports this module
-
-
-_CHECK_RANGE = 48
 
 
 def _normalize(self: SymbolicAnalysis, name: str, at: Operation, raw: Expr) -> SymbolicValue:
@@ -111,25 +108,6 @@ def _same_point(raw: Expr, mapping: dict[str, Expr]) -> dict[str, Expr]:
 
 def _uses_counter(e: Expr, key: str) -> bool:
     return any(isinstance(v, Var) and v.key == key for v in leaves(e))
-
-
-def _agree(a: Expr, b: Expr) -> bool:
-    """Whether two forms agree for every counter value 0..63 (other variables: 0..3)."""
-    vs = {leaf.key: leaf for leaf in leaves(a) if isinstance(leaf, Var)}
-    vs.update({leaf.key: leaf for leaf in leaves(b) if isinstance(leaf, Var)})
-    for n in range(_CHECK_RANGE):
-        bind = {k: (n if v.kind == "counter" else n % 4) for k, v in vs.items()}
-        try:
-            x = evaluate(a, bind)
-        except EvalError:
-            x = None
-        try:
-            y = evaluate(b, bind)
-        except EvalError:
-            y = None
-        if x is not None and x != y:
-            return False
-    return True
 
 
 def _delayed(self: SymbolicAnalysis, info: LoopInfo, index: int) -> tuple[Expr, list[Counter]] | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .evaluate import _fits, value_range
 from .expr import BinOp, Cast, Cmp, Const, Expr, Select, Unknown, Var
+from .simplify import printable
 
 
 _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "divs": "/", "divu": "/", "rems": "%", "remu": "%",
@@ -18,7 +19,12 @@ _CMP_SYMBOL = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge
 
 
 def render(e: Expr) -> str:
-    """Readable infix text; nested operations are parenthesized."""
+    """Readable infix text of the simplest equivalent form (`simplify.printable`); nested
+    operations are parenthesized, `x + -1` reads `x - 1`."""
+    return _text(printable(e))
+
+
+def _text(e: Expr) -> str:
     if isinstance(e, Const):
         return str(e.value)
     if isinstance(e, Var):
@@ -26,22 +32,24 @@ def render(e: Expr) -> str:
     if isinstance(e, Unknown):
         return f"unknown({e.op} at line {e.line})"
     if isinstance(e, BinOp):
+        if e.op == "add" and isinstance(e.rhs, Const) and e.rhs.value < 0:
+            return f"{_wrapped(e.lhs)} - {-e.rhs.value}"
         if e.op in _SYMBOL:
             return f"{_wrapped(e.lhs)} {_SYMBOL[e.op]} {_wrapped(e.rhs)}"
-        return f"{e.op}({render(e.lhs)}, {render(e.rhs)})"
+        return f"{e.op}({_text(e.lhs)}, {_text(e.rhs)})"
     if isinstance(e, Cmp):
         return f"{_wrapped(e.lhs)} {_CMP_SYMBOL[e.pred]} {_wrapped(e.rhs)}"
     if isinstance(e, Select):
         return f"{_wrapped(e.cond)} ? {_wrapped(e.true)} : {_wrapped(e.false)}"
     if _fits(*value_range(e.operand), e):
-        return render(e.operand)  # value-preserving: the width change is noise in a formula
-    return f"{e.op}<i{e.bits}>({render(e.operand)})"
+        return _text(e.operand)  # value-preserving: the width change is noise in a formula
+    return f"{e.op}<i{e.bits}>({_text(e.operand)})"
 
 
 def _wrapped(e: Expr) -> str:
     while isinstance(e, Cast) and _fits(*value_range(e.operand), e):
         e = e.operand
-    text = render(e)
+    text = _text(e)
     if isinstance(e, (BinOp, Cmp, Select)) and (not isinstance(e, BinOp) or e.op in _SYMBOL):
         return f"({text})"
     return text

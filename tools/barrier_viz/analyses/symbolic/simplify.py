@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .arith import EvalError, apply_binop, apply_cast, apply_cmp, unsigned
-from .evaluate import _c, _const, _fits, _nonneg, value_range
-from .expr import BinOp, Cast, Cmp, Const, Expr, Select, _rebuild, children, same
+from .evaluate import _agree, _c, _const, _fits, _nonneg, value_range
+from .expr import BinOp, Cast, Cmp, Const, Expr, Select, _rebuild, children, same, shape
 
 
 _SIMPLIFY_ROUNDS = 12
@@ -72,6 +72,14 @@ def _rewrite(e: Expr) -> Expr | None:  # noqa: C901 - a flat list of rules reads
             q, n = n, q  # mul(N, div)
         if isinstance(q, BinOp) and q.op in ("divu", "divs") and n is not None and same(q.rhs, n) and same(q.lhs, a):
             return BinOp("remu" if q.op == "divu" else "rems", a, n, bits, e.line)
+    if op in ("sub", "xor") and same(a, b):
+        return _c(0, bits, e.line)  # x - x, x ^ x
+    if op in ("and", "or", "mins", "maxs", "minu", "maxu") and same(a, b):
+        return a  # x & x, x | x
+    if op in ("mul", "and") and _const(b, 0):
+        return _c(0, bits, e.line)
+    if op == "and" and isinstance(b, Const) and isinstance(a, BinOp) and a.op == "and" and isinstance(a.rhs, Const):
+        return BinOp("and", a.lhs, _c(unsigned(a.rhs.value, bits) & unsigned(b.value, bits), bits, b.line), bits, e.line)
     if op in ("add", "xor", "or", "shl", "shrs", "shru") and _const(b, 0):
         return a
     if op == "mul" and _const(b, 1):
@@ -157,3 +165,23 @@ def _wrap_select(e: Select) -> Expr | None:
             p = Cast("trunci" if y.bits > bits else "extui", p, bits, y.bits, e.line)
         return BinOp("xor", p, _c(par[2], bits, e.line), bits, e.line)
     return None
+
+
+def printable(e: Expr) -> Expr:
+    """The form a formula is printed in: value-preserving casts removed (so the rules see
+    through them: `(trunci((p & 1) ^ 1)) ^ 1` is `p & 1`), then simplified. Kept only when it
+    agrees with `e` by evaluation; otherwise `e` prints as it is."""
+    if not children(e):
+        return e
+    stripped = _strip_casts(e)
+    out = simplify(stripped)
+    if shape(out) == shape(e):
+        return e
+    return out if _agree(e, out) else e
+
+
+def _strip_casts(e: Expr) -> Expr:
+    while isinstance(e, Cast) and _fits(*value_range(e.operand), e):
+        e = e.operand
+    kids = children(e)
+    return _rebuild(e, tuple(_strip_casts(k) for k in kids)) if kids else e
