@@ -523,7 +523,7 @@ def test_barriers_json(tmp_path: Path):
     full = by_name["%full"]
     assert full["id"] == f"%full@{line_of(WS, '%full = ttg.local_alloc')}" and full["slots"] == 3
     assert full["mechanisms"] == ["mbarrier_tma"] and full["alloc"]["loc_name"] == "full"
-    assert {"name", "line", "via"} == set(full["aliases"][0])
+    assert {"name", "line", "via", "region"} == set(full["aliases"][0])
     copy = next(u for u in full["uses"] if u["role"] == "tma_arrive")
     assert copy["partition"] == "partition1" and copy["line"] == line_of(WS, "async_tma_copy_global_to_local")
     assert copy["slot"] == [{"value": "%j", "line": line_of(WS, "%fs = ttg.memdesc_index %f[%j]"), "constant": None}]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,13 @@ FA_FINAL = CORPUS / "real" / "fa_fwd_persist_sm100.ttgir"
 LIT_PACKED = CORPUS / "lit" / "Hopper" / "WarpSpecialization" / "ws_code_partition_tmem_packed_reuse_backward.mlir"
 
 needs = lambda p: pytest.mark.skipif(not p.is_file(), reason=f"corpus file {p} not found (set BARRIER_VIZ_CORPUS)")  # noqa: E731
+
+
+def _loc(label: str) -> str:
+    """The loc name in a column-view row label (`128x1xf32 view (loc alpha)`); a row names a
+    view by shape and type first, its loc name after."""
+    m = re.search(r"\(loc ([^)]+)\)", label)
+    return m.group(1) if m else label
 
 
 def _analysis(path: Path) -> Analysis:
@@ -66,11 +74,11 @@ def test_memory_planner_lists_back_edges_for_outer_cadence_siblings():
     assert t.stage == "pre-partition"
     assert [(w.op, w.use_d, w.partition) for w in t.writers] == [("ttng.tc_gen5_mma", "false", "task1")]
     rows = _by_column(t)
-    assert {c: rows[c].label for c in (64, 65, 66)} == {64: "alpha", 65: "l_i", 66: "m_new"}
+    assert {c: _loc(rows[c].label) for c in (64, 65, 66)} == {64: "alpha", 65: "l_i", 66: "m_new"}
     assert rows[65].status == rows[66].status == "required"
     assert all(r.cadence == "outer" and r.consumers[0].partition == "task2" for r in (rows[65], rows[66]))
     assert rows[64].status == "ordered_by_channel" and rows[64].cadence == "inner"  # no back-edge for alpha
-    assert [r.label for r in t.rows if r.status == "required"] == ["l_i", "m_new"]
+    assert [_loc(r.label) for r in t.rows if r.status == "required"] == ["l_i", "m_new"]
 
 
 @needs(FA_CP)
@@ -118,7 +126,7 @@ def test_code_partition_without_the_fix_reports_missing_edges(tmp_path):
     # partition keeps: ordered by accident, reported ✗ with that evidence (a warning, not an error).
     assert rows[65].status == "missing_incidental"
     found = check(_analysis(_without_lines(FA_CP, lines, tmp_path)), simulate=False).findings
-    packed = {(f.severity.value, f.evidence["row"]["label"]) for f in found if f.kind == "race.packed_tmem_overwrite"}
+    packed = {(f.severity.value, _loc(f.evidence["row"]["label"])) for f in found if f.kind == "race.packed_tmem_overwrite"}
     assert packed == {("error", "m_new"), ("warning", "l_i")}
 
 
@@ -128,8 +136,8 @@ def test_lit_packed_reuse_lists_back_edges_for_both_groups():
     for bid in (8, 9):
         t = _table(cov, bid)
         rows = _by_column(t)
-        assert rows[64].label.startswith("alpha") and rows[64].status == "ordered_by_channel"
-        assert rows[65].label.startswith("m_ij") and rows[66].label.startswith("l_i0")
+        assert _loc(rows[64].label).startswith("alpha") and rows[64].status == "ordered_by_channel"
+        assert _loc(rows[65].label).startswith("m_ij") and _loc(rows[66].label).startswith("l_i0")
         assert rows[65].status == rows[66].status == "required"
         assert all(c.partition == "task0" and c.cadence == "outer" for c in rows[65].consumers + rows[66].consumers)
 
@@ -156,7 +164,7 @@ def test_fixture_with_outer_back_edges_is_all_ok():
     t = _table(_cov(FA_FIX), 8)
     assert all(r.ok for r in t.rows), [(r.label, r.status) for r in t.rows]
     rows = _by_column(t)
-    assert [rows[c].label for c in (64, 65, 66)] == ["alpha", "m_ij", "l_i0"]
+    assert [_loc(rows[c].label) for c in (64, 65, 66)] == ["alpha", "m_ij", "l_i0"]
     assert rows[64].cadence == "inner" and rows[65].cadence == rows[66].cadence == "outer"
     assert rows[65].status == rows[66].status == "ordered"
 
@@ -180,7 +188,7 @@ def test_fixture_findings_follow_the_table(tmp_path):
     assert not [f for f in ok if f.kind == "race.packed_tmem_overwrite"]
     bad = check(_analysis(_variant(tmp_path, False)), simulate=False).findings
     errs = [f for f in bad if f.kind == "race.packed_tmem_overwrite"]
-    assert sorted(f.evidence["row"]["label"] for f in errs) == ["l_i0", "m_ij"]
+    assert sorted(_loc(f.evidence["row"]["label"]) for f in errs) == ["l_i0", "m_ij"]
     assert all(f.severity.value == "error" for f in errs)
 
 

@@ -108,13 +108,15 @@ def test_compact_digest_is_what_the_report_tool_returns_and_keeps_every_section(
         assert f"\n{heading}" in text, heading
     assert "packed TMEM: no allocation has column-packed members" in text  # an empty table still prints
     assert "accD id=3 acc L21 |" in text and "✗ redundant_unordered" in text
-    assert "ERROR race.redundant_zero_store L37,61 [default,partition0]" in text
+    assert "ERROR race.redundant_zero_store -> wrong results L37,61 [default,partition0]" in text
 
 
 def test_compact_digest_shows_packed_rows_and_is_much_smaller_than_the_markdown() -> None:
     text = cli("report", CLEAN, "--format", "compact").stdout
     rows = [line for line in text.splitlines() if line.startswith("  cols ")]
-    assert [r.split()[2] for r in rows] == ["qk", "alpha", "m_ij", "l_i0"]
+    assert rows[0].split()[2] == "qk"
+    assert [r.split(" -> ")[0].split(None, 2)[2] for r in rows[1:]] == [
+        f"128x1xf32 view (loc {n})" for n in ("alpha", "m_ij", "l_i0")]
     assert all(" ✓ " in r for r in rows)
     assert len(text) < 0.6 * len(cli("report", CLEAN).stdout)
 

@@ -33,7 +33,6 @@ missing-acquire rule check. A token that is not carried is the normal form, not 
 
 from __future__ import annotations
 
-import re
 from collections import Counter as Tally
 from dataclasses import dataclass
 from functools import cached_property
@@ -57,7 +56,6 @@ _ARRIVES = frozenset({Role.ARRIVE, Role.EXPECT, Role.TMA_ARRIVE, Role.MMA_ARRIVE
                       Role.PUT_EXIT, Role.GET_EXIT})
 _WAITS = frozenset({Role.WAIT, Role.ACQUIRE, Role.PUT_ENTER, Role.GET_ENTER})
 _MAX_SEARCH = 256
-_SUFFIX = re.compile(r"(_\d+)+$")
 
 
 # -- JSON-ready results ---------------------------------------------------------------------------
@@ -260,10 +258,16 @@ class _Coverage:
         return None
 
     def _view_label(self, name: str, at: Operation) -> str | None:
+        """What a column view holds: its shape and element type (`128x128xf16 view`), with the
+        loc name the compiler kept (`loc acc_1`). Names alone mislead: a view of the QK
+        accumulator may carry the loc or SSA name of another variable (`%acc_1_149`)."""
         d = self.a.values.lookup(name, at)
-        if isinstance(d, OpResult) and d.op.loc_name:
-            return d.op.loc_name
-        return _SUFFIX.sub("", name.lstrip("%")) or None
+        md = parse_memdesc(d.type) if isinstance(d, (OpResult, BlockArgument)) else None
+        loc = d.op.loc_name if isinstance(d, OpResult) else None
+        if md is not None and md.shape:
+            what = "x".join(str(n) for n in md.shape[-2:]) + f"x{md.dtype} view"
+            return what + (f" (loc {loc})" if loc else "")
+        return loc
 
     def use_d_state(self, op: Operation) -> str:
         """`false`, `false-first` (a loop-carried flag that starts false), `true` or `dynamic`."""

@@ -49,6 +49,8 @@ class AliasInfo(_Model):
     line: int = Field(description="line where the name is defined")
     via: str = Field(description="hop that makes it an alias: memdesc_index, capture, iter_arg, loop_argument, "
                                  "for_result, if_result, while_result, function_argument, constant, ...")
+    region: Optional[str] = Field(None, description="the partition region the name is defined in; null outside "
+                                                    "every partition region")
 
 
 class SlotInfo(_Model):
@@ -112,10 +114,12 @@ def barrier_facts(sel: Selection) -> BarrierFacts:
 
 
 def barriers_document(sel: Selection, *, warnings: list[str] | None = None) -> BarriersDoc:
-    facts = barrier_facts(sel)
+    ops = list(sel.operations())
+    partitions = PartitionMap(ops, module_warps(ops))
+    facts = collect_barriers(ops, Tracer(sel.ir), partitions)
     return BarriersDoc(
         input=InputRef(**sel.input_ref()),
-        barriers=[_barrier_info(b) for b in facts.barriers],
+        barriers=[_barrier_info(b, partitions) for b in facts.barriers],
         unresolved=[
             UnresolvedInfo(op=u.op.name, line=u.line, operand=u.operand, role=u.role.value, reason=u.reason)
             for u in facts.unresolved
@@ -124,7 +128,14 @@ def barriers_document(sel: Selection, *, warnings: list[str] | None = None) -> B
     )
 
 
-def _barrier_info(b: Barrier) -> BarrierInfo:
+def region_of(line: int, partitions: PartitionMap) -> str | None:
+    """The partition region whose lines hold `line` (the innermost one), or None. The same SSA
+    name is captured once per partition, so an alias list reads right only grouped by region."""
+    holding = [p for p in partitions.partitions if p.region is not None and p.start_line <= line <= p.end_line]
+    return min(holding, key=lambda p: p.end_line - p.start_line).name if holding else None
+
+
+def _barrier_info(b: Barrier, partitions: PartitionMap | None = None) -> BarrierInfo:
     alloc_op = None
     if b.alloc is not None:
         alloc_op = b.alloc.name
@@ -135,7 +146,8 @@ def _barrier_info(b: Barrier) -> BarrierInfo:
         slots=b.slots,
         init_counts=list(b.init_counts),
         mechanisms=[m.value for m in b.mechanisms],
-        aliases=[AliasInfo(name=a.name, line=a.line, via=a.via) for a in b.aliases],
+        aliases=[AliasInfo(name=a.name, line=a.line, via=a.via,
+                           region=region_of(a.line, partitions) if partitions is not None else None) for a in b.aliases],
         uses=[_use_info(u) for u in b.uses],
     )
 
@@ -198,8 +210,12 @@ def _barrier_lines(b: BarrierInfo) -> list[str]:
         f'Logical barrier "{b.id}" ({", ".join(facts)}):',
         f"  {b.alloc.name} = {what} (line {b.alloc.line}){loc} -- allocation",
     ]
+    by_region: dict[str, list[AliasInfo]] = {}
     for a in b.aliases:
-        out.append(f"  {a.name} = {_alias_kind(a.via)} (line {a.line}) -- {a.via}")
+        by_region.setdefault(a.region or OUTSIDE, []).append(a)
+    for region, aliases in by_region.items():
+        out.append(f"  aliases {'outside partitions' if region == OUTSIDE else 'in ' + region}:")
+        out += [f"    {a.name} = {_alias_kind(a.via)} (line {a.line}) -- {a.via}" for a in aliases]
     if not b.uses:
         out.append("  Used in: nothing")
         return out

@@ -44,6 +44,29 @@ def check_document(sel: Selection, *, warnings: list[str] | None = None, simulat
     return doc, result
 
 
+def simulation_runs(sim: dict[str, Any], sep: str = ": ") -> str:
+    """`favorable: completed, in_order: deadlock; not run: reverse, round_robin (the in_order
+    schedule already deadlocked, its witness is enough)`: every policy is accounted for, a
+    skipped one with the reason it was skipped."""
+    from ..analyses.schedule import POLICIES
+
+    runs = sim.get("runs") or []
+    parts = [f"{r['policy']}{sep}{r['outcome']}" + (f" ({r['reason']})" if r.get("reason") else "") for r in runs]
+    done = {r["policy"] for r in runs}
+    skipped = [p for p in POLICIES if p not in done]
+    text = ", ".join(parts)
+    if skipped and runs:
+        last = runs[-1]
+        if last["outcome"] == "deadlock":
+            why = f"the {last['policy']} schedule already deadlocked, its witness is enough"
+        elif last["outcome"] == "not_simulated":
+            why = "the barrier program could not be simulated"
+        else:
+            why = f"the {last['policy']} schedule ended the simulation"
+        text += f"; not run: {', '.join(skipped)} ({why})"
+    return text
+
+
 def render_check_text(doc: CheckDoc) -> None:
     out = console()
     s = doc.summary
@@ -67,5 +90,4 @@ def render_check_text(doc: CheckDoc) -> None:
         if f.suggestion:
             out.print(f"  suggestion: {f.suggestion}")
     if doc.simulation:
-        runs = ", ".join(f"{r['policy']}: {r['outcome']}" for r in doc.simulation["runs"])
-        out.print(f"\nsimulation (integer arguments = {doc.simulation['int_args']}): {runs}")
+        out.print(f"\nsimulation (integer arguments = {doc.simulation['int_args']}): {simulation_runs(doc.simulation)}")

@@ -138,7 +138,8 @@ def _row_text(r: PackedRow, legend: dict[str, str]) -> list[str]:
     cons = ", ".join(sorted({_p(c.partition, legend) for c in r.consumers})) or "none"
     cad = f", {r.cadence} cadence" if r.cadence else ""
     lines = f" [lines {', '.join(map(str, r.evidence))}]" if r.evidence else ""
-    return [f"{_cols(r.columns):<11} {name:<12} consumer {cons}{cad}   {_MARKS.get(r.status, r.status)}",
+    return [f"{_cols(r.columns):<11} {name:<12} consumer {cons}{cad}   {_MARKS.get(r.status, r.status)}"
+            if len(name) <= 12 else f"{_cols(r.columns):<11} {name}  consumer {cons}{cad}   {_MARKS.get(r.status, r.status)}",
             f"{'':<12}{r.reason}{lines}"]
 
 

@@ -43,7 +43,7 @@ HEADINGS = {
     "graph": "2 graph: F fwd / B bwd from -> to | mechanism | barrier | data | arrive -> wait",
     "phases": "3 phases: barrier | depth | cadence | mechanism; W wait / A arrive lines",
     "buffers": "4 buffers: space id members; W writers | R readers; guard",
-    "barriers": "5 aliases: barrier | alloc | slots | mechanism; aliases; uses",
+    "barriers": "5 aliases: barrier | alloc | slots | mechanism; aliases by region; uses",
     "coverage": "coverage: packed TMEM rows; operand-D accumulator rows",
     "findings": "findings: severity kind -> outcome lines [partitions] barrier: message",
 }
@@ -76,7 +76,7 @@ def digest_document(report: "Report") -> DigestDoc:
         input=InputRef(**report.sel.input_ref()),
         units=len(report.sel.inputs.units),
         summary={"errors": s.errors, "warnings": s.warnings, "infos": s.infos},
-        sections=sections,
+        sections={key: [_tidy(r) for r in rows] for key, rows in sections.items()},
         warnings=report.warnings,
     )
 
@@ -99,11 +99,12 @@ def digest_text(doc: DigestDoc) -> str:
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def _lines(nums: Iterable[int | None]) -> str:
-    """`L12,14,20-23`: sorted, de-duplicated, runs collapsed."""
+def _lines(nums: Iterable[int | None], empty: str = "") -> str:
+    """`L12,14,20-23`: sorted, de-duplicated, runs collapsed; `empty` when there are none (a
+    row never prints a placeholder such as `L?`)."""
     vals = sorted({n for n in nums if n is not None})
     if not vals:
-        return "L?"
+        return empty
     runs: list[str] = []
     start = prev = vals[0]
     for n in vals[1:] + [None]:  # type: ignore[list-item]
@@ -114,6 +115,12 @@ def _lines(nums: Iterable[int | None]) -> str:
         if n is not None:
             start = prev = n
     return "L" + ",".join(runs)
+
+
+def _tidy(row: str) -> str:
+    """One space between fields (an empty field leaves none behind), indentation kept."""
+    body = row.lstrip(" ")
+    return row[: len(row) - len(body)] + re.sub(r" {2,}", " ", body).rstrip()
 
 
 def _part(p: str | None) -> str:
@@ -154,10 +161,10 @@ def _graph(doc: dict[str, Any]) -> list[str]:
         slots = f" x{e['slots']}" if e.get("slots") and e["slots"] > 1 else ""
         arr, wait = e.get("lines", {}).get("arrive", []), e.get("lines", {}).get("wait", [])
         rows.append(f"{tag} {e['from']} -> {e['to']} | {e.get('mechanism') or '?'} | {e.get('barrier')}{slots} | "
-                    f"{_data(e.get('data') or [])} | {_lines(arr)} -> {_lines(wait)}"
+                    f"{_data(e.get('data') or [])} | {_lines(arr, 'none')} -> {_lines(wait, 'none')}"
                     + (f" ({', '.join(flags)})" if flags else ""))
     for u in doc.get("unmatched", []):
-        rows.append(f"? unpaired {u.get('kind')} on {u.get('barrier')} in {u.get('partition')} {_lines(u.get('lines') or [])}")
+        rows.append(f"? unpaired {u.get('kind')} on {u.get('barrier')} in {_part(u.get('partition'))} {_lines(u.get('lines') or [])}")
     idle = [n["id"] for n in doc.get("nodes", []) if n["id"] not in linked and n["id"] != "main"]
     if idle:
         rows.append("no barrier edges: " + ", ".join(idle))
@@ -319,11 +326,14 @@ def _barriers(doc: dict[str, Any]) -> list[str]:
         counts = ",".join(str(c) for c in b.get("init_counts") or []) or "?"
         rows.append(f"{b['id']} | {alloc.get('name')} {alloc.get('op', '').split('.')[-1]} L{alloc.get('line')} | "
                     f"{b.get('slots')} slot(s) count {counts} | {mech}")
-        kinds: OrderedDict[str, list[str]] = OrderedDict()
+        regions: OrderedDict[str, OrderedDict[str, list[str]]] = OrderedDict()
         for a in b.get("aliases") or []:
+            kinds = regions.setdefault(_part(a.get("region")), OrderedDict())
             kinds.setdefault(_ALIAS_KIND.get(a.get("via"), a.get("via") or "?"), []).append(a["name"])
-        if kinds:
-            rows.append("  aliases " + "; ".join(f"{k}: {' '.join(dict.fromkeys(v))}" for k, v in kinds.items()))
+        if regions:
+            rows.append("  aliases " + " | ".join(
+                f"{r}: " + "; ".join(f"{k} {' '.join(dict.fromkeys(v))}" for k, v in kinds.items())
+                for r, kinds in regions.items()))
         uses: OrderedDict[str, list[int]] = OrderedDict()
         for u in b.get("uses") or []:
             role = u.get("role") or u.get("op", "?").split(".")[-1]
@@ -356,8 +366,9 @@ def _coverage(doc: dict[str, Any]) -> list[str]:
             span = str(cols[0]) if len(cols) == 2 and cols[0] == cols[1] else "-".join(str(c) for c in cols)
             cons = ",".join(dict.fromkeys(_part(c.get("partition")) for c in r.get("consumers") or [])) or "-"
             mark = "⇠" if r.get("status") == "required" else ("✓" if r.get("ok") else "✗")
-            rows.append(f"  cols {span} {r.get('label')}{' (owner)' if r.get('owner') else ''} -> {cons} {r.get('cadence')} "
-                        f"{mark} {r.get('status')}: {r.get('reason')} {_lines(r.get('evidence') or [])}")
+            cadence = f" {r['cadence']}" if r.get("cadence") else ""
+            rows.append(f"  cols {span} {r.get('label')}{' (owner)' if r.get('owner') else ''} -> {cons}{cadence} "
+                        f"{mark} {r.get('status')}: {r.get('reason')} {_lines(r.get('evidence') or [])}".rstrip())
     accs = doc.get("accumulators") or []
     if not accs:
         rows.append("operand-D accumulators: none (no MMA accumulates into TMEM)")
@@ -393,7 +404,9 @@ def _findings(doc: dict[str, Any]) -> list[str]:
         rows.append("no findings")
     sim = doc.get("simulation")
     if sim:
-        rows.append(f"simulation (int args = {sim.get('int_args')}): " + ", ".join(f"{r['policy']} {r['outcome']}" for r in sim.get("runs", [])))
+        from .check_cmd import simulation_runs
+
+        rows.append(f"simulation (int args = {sim.get('int_args')}): " + simulation_runs(sim, sep=" "))
     return rows
 
 

@@ -145,8 +145,9 @@ class Report:
         lines.append("")
         sim = self.check_doc.simulation
         if sim:
-            runs = ", ".join(f"{r['policy']}: {r['outcome']}" for r in sim["runs"])
-            lines += [f"Simulation (integer kernel arguments = {sim['int_args']}): {runs}.", ""]
+            from .check_cmd import simulation_runs
+
+            lines += [f"Simulation (integer kernel arguments = {sim['int_args']}): {simulation_runs(sim)}.", ""]
         if self.warnings:
             lines += ["## Reader warnings", ""] + [f"- {w}" for w in self.warnings] + [""]
         return "\n".join(lines)
