@@ -32,6 +32,8 @@ class Kind(str, Enum):
     CHANNEL_SAME_PARTITION = "channel.same_partition"
     EXPECT_BYTES_MISMATCH = "expect.bytes_mismatch"
     BUFFER_SINGLE_COPY = "buffer.single_copy"
+    ARRIVE_UNPAIRED = "arrive.unpaired"
+    BARRIER_UNUSED = "barrier.unused"
 
 
 HANG_KINDS = frozenset(

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from .coverage import coverage_findings
 from .deadlock import DeadlockAnalysis, analyse_deadlocks
+from .explanations import explanation_findings
 from .findings import Finding, Kind
 from .static_checks import static_findings
 
@@ -22,6 +23,7 @@ class CheckResult:
 
 def check(analysis, simulate: bool = True) -> CheckResult:
     found = static_findings(analysis) + coverage_findings(analysis)
+    found += explanation_findings(analysis, found)
     dyn: DeadlockAnalysis | None = None
     fn = analysis.sel.function
     if simulate and fn is not None:

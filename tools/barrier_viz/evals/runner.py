@@ -67,7 +67,8 @@ _KIND_RE = re.compile("|".join(re.escape(k) for k in KIND_NAMES))
 _LINES_RE = re.compile(r"\b(?:lines?|L)\s*((?:\d+(?:\s*(?:,|and|-|–)\s*)?)+)", re.I)
 _PART_RE = re.compile(r"\b(default|partition\d+)\b")
 _JSON_BLOCK = re.compile(r"```json\s*\n(.*?)```", re.S)
-_INFO_KINDS = {Kind.WAIT_REDUNDANT.value, Kind.BUFFER_SINGLE_COPY.value}
+_INFO_KINDS = {Kind.WAIT_REDUNDANT.value, Kind.BUFFER_SINGLE_COPY.value, Kind.ARRIVE_UNPAIRED.value,
+               Kind.BARRIER_UNUSED.value}
 _WARNING_KINDS = {Kind.TOKEN_NOT_LOOP_CARRIED.value, Kind.CHANNEL_SAME_PARTITION.value}
 
 
