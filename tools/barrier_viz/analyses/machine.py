@@ -463,13 +463,17 @@ def _h_mma(m: Machine, op: Operation, env, who, it):
     agent = m.agent(who, op, tuple(m.tcgen05.get(who, [])[-1:]))
     if agent is not None:
         m.tcgen05[who] = [agent]
+    # Without `is_async` and without completion barriers the MMA is the synchronous form (the
+    # lowering waits for it; its token orders the accumulator's next use): its accesses are
+    # the issuing thread's, in program order.
+    actor = agent if items or "is_async" in op.attributes or agent is None else who
     if len(pos) > 2:
-        m.access(op, env.get(pos[0]), "read", agent, it)
-        m.access(op, env.get(pos[1]), "read", agent, it)
+        m.access(op, env.get(pos[0]), "read", actor, it)
+        m.access(op, env.get(pos[1]), "read", actor, it)
         use_d = env.get(pos[pred_at - 1]) if len(pos) > pred_at - 1 else None
         if use_d is None or use_d:
-            m.access(op, env.get(pos[2]), "read", agent, it)
-        m.access(op, env.get(pos[2]), "write", agent, it)
+            m.access(op, env.get(pos[2]), "read", actor, it)
+        m.access(op, env.get(pos[2]), "write", actor, it)
     for bar, pred in items:
         if pred is not None and not _truthy(env.get(pred)):
             continue

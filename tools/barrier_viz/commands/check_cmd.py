@@ -67,6 +67,13 @@ def simulation_runs(sim: dict[str, Any], sep: str = ": ") -> str:
     return text
 
 
+def explore_note(simulated: bool) -> str:
+    """What `check` covers and that `explore` looks further: the two can differ by race pairs."""
+    return ("check runs the static rules" + (" and the systematic schedules above" if simulated else "")
+            + "; `barrier-viz explore` looks further (each partition starved in turn, random schedules, "
+              "happens-before race tracking) and can report race pairs that check does not")
+
+
 def render_check_text(doc: CheckDoc) -> None:
     out = console()
     s = doc.summary
@@ -91,3 +98,4 @@ def render_check_text(doc: CheckDoc) -> None:
             out.print(f"  suggestion: {f.suggestion}")
     if doc.simulation:
         out.print(f"\nsimulation (integer arguments = {doc.simulation['int_args']}): {simulation_runs(doc.simulation)}")
+    out.print(f"note: {explore_note(bool(doc.simulation))}")

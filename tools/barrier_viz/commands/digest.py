@@ -407,6 +407,8 @@ def _findings(doc: dict[str, Any]) -> list[str]:
         from .check_cmd import simulation_runs
 
         rows.append(f"simulation (int args = {sim.get('int_args')}): " + simulation_runs(sim, sep=" "))
+    rows.append("scope: static rules" + (" + the schedules above" if sim else "") + "; `explore` looks further "
+                "(starved partitions, random schedules, happens-before races) and can add race pairs")
     return rows
 
 

@@ -148,6 +148,9 @@ class Report:
             from .check_cmd import simulation_runs
 
             lines += [f"Simulation (integer kernel arguments = {sim['int_args']}): {simulation_runs(sim)}.", ""]
+        from .check_cmd import explore_note
+
+        lines += [f"Scope: {explore_note(bool(sim))}.", ""]
         if self.warnings:
             lines += ["## Reader warnings", ""] + [f"- {w}" for w in self.warnings] + [""]
         return "\n".join(lines)
