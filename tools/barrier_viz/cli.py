@@ -344,7 +344,13 @@ def graph(
 
             sys.stdout.write(dump(doc))
         else:
-            sys.stdout.write(render_graph(doc, format.value))
+            text = render_graph(doc, format.value)
+            if format.value == "ascii":  # a diagram of text lines: wrap at the terminal width like every text output
+                from .render.console import print_lines
+
+                print_lines(text.rstrip("\n").split("\n"))
+            else:
+                sys.stdout.write(text)
 
     _run(debug, body)
 

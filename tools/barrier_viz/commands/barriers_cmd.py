@@ -15,7 +15,7 @@ from pydantic import ConfigDict, Field
 from ..facts.barriers import Barrier, BarrierFacts, BarrierKind, BarrierUse, Role, collect_barriers
 from ..facts.partitions import PartitionMap, module_warps
 from ..facts.trace import Tracer
-from ..render.console import console
+from ..render.console import print_lines
 from ..schemas import InputRef, _Model
 from ..session import Selection
 
@@ -175,7 +175,6 @@ def _use_info(u: BarrierUse) -> UseInfo:
 # -- text ---------------------------------------------------------------------------------------
 def render_barriers_text(doc: BarriersDoc) -> None:
     """The skill's Section 5 "Barrier Alias Map": allocation site, aliases, used-in lines."""
-    out = console()
     where = doc.input.path + (f" [unit {doc.input.unit_index}: {doc.input.unit}]" if doc.input.unit else "")
     fn = f" @{doc.input.function}" if doc.input.function else ""
     uses = sum(len(b.uses) for b in doc.barriers)
@@ -191,8 +190,7 @@ def render_barriers_text(doc: BarriersDoc) -> None:
         lines += ["", "Unresolved barrier operands", "==========================="]
         for u in doc.unresolved:
             lines.append(f"  {_short(u.op)} {u.operand} ({u.role}, line {u.line}): {u.reason}")
-    for line in lines:
-        out.print(line, soft_wrap=True)
+    print_lines(lines)
 
 
 def _barrier_lines(b: BarrierInfo) -> list[str]:

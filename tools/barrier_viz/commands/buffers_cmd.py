@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field
 
 from ..facts.buffers import Access, BufferFacts, BufferGroup, ExpectCheck, Member, TmaCopy, buffer_facts
 from ..facts.partitions import PartitionMap, module_warps
-from ..render.console import console
+from ..render.console import print_lines
 from ..schemas import InputRef, _Model
 from ..session import Selection
 
@@ -222,9 +222,7 @@ def _merged(name, line, members, copies) -> MergedBarrierInfo:
 
 # -- text -------------------------------------------------------------------------------------
 def render_buffers_text(doc: BuffersDoc) -> None:
-    out = console()
-    for line in buffers_text_lines(doc):
-        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    print_lines(buffers_text_lines(doc))
 
 
 def buffers_text_lines(doc: BuffersDoc) -> list[str]:

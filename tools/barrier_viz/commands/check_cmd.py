@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..analyses.findings import Finding
 from ..analyses.verdicts import CheckResult, check
 from ..analysis import Analysis
-from ..render.console import console
+from ..render.console import print_lines
 from ..schemas import InputRef
 from ..session import Selection
 
@@ -75,27 +75,28 @@ def explore_note(simulated: bool) -> str:
 
 
 def render_check_text(doc: CheckDoc) -> None:
-    out = console()
+    out: list[str] = []
     s = doc.summary
-    out.print(f"{doc.input.path} [unit {doc.input.unit_index}: {doc.input.unit}]"
+    out.append(f"{doc.input.path} [unit {doc.input.unit_index}: {doc.input.unit}]"
               + (f" @{doc.input.function}" if doc.input.function else ""))
-    out.print(f"{s.errors} error(s), {s.warnings} warning(s), {s.infos} info")
+    out.append(f"{s.errors} error(s), {s.warnings} warning(s), {s.infos} info")
     for f in doc.findings:
-        out.print(f"\n{f.severity.value.upper()} {f.kind} -> {f.outcome}  lines {', '.join(map(str, f.lines))}")
-        out.print(f"  {f.message}")
+        out.append(f"\n{f.severity.value.upper()} {f.kind} -> {f.outcome}  lines {', '.join(map(str, f.lines))}")
+        out.append(f"  {f.message}")
         if f.partitions:
-            out.print(f"  partitions: {', '.join(f.partitions)}")
+            out.append(f"  partitions: {', '.join(f.partitions)}")
         if f.barrier:
-            out.print(f"  barrier: {f.barrier}")
+            out.append(f"  barrier: {f.barrier}")
         blocked = f.evidence.get("blocked") or (f.evidence.get("witness") or {}).get("blocked")
         if blocked:
-            out.print("  witness:")
+            out.append("  witness:")
             for b in blocked:
                 it = ",".join(map(str, b["iteration"])) or "-"
-                out.print(f"    {b['partition']} stuck at line {b['line']} (iteration {it}) awaiting parity "
+                out.append(f"    {b['partition']} stuck at line {b['line']} (iteration {it}) awaiting parity "
                           f"{b['parity_awaited']}; slot completed {b['completions']} phase(s)")
         if f.suggestion:
-            out.print(f"  suggestion: {f.suggestion}")
+            out.append(f"  suggestion: {f.suggestion}")
     if doc.simulation:
-        out.print(f"\nsimulation (integer arguments = {doc.simulation['int_args']}): {simulation_runs(doc.simulation)}")
-    out.print(f"note: {explore_note(bool(doc.simulation))}")
+        out.append(f"\nsimulation (integer arguments = {doc.simulation['int_args']}): {simulation_runs(doc.simulation)}")
+    out.append(f"note: {explore_note(bool(doc.simulation))}")
+    print_lines(out)

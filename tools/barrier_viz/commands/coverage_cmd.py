@@ -7,7 +7,7 @@ from pydantic import ConfigDict, Field
 
 from ..analyses.coverage import AccumulatorRow, Coverage, PackedRow, PackedTable, coverage
 from ..analysis import Analysis
-from ..render.console import console
+from ..render.console import print_lines
 from ..schemas import InputRef, _Model
 from ..session import Selection
 
@@ -68,9 +68,7 @@ def _legend(p) -> str:
 
 # -- text -----------------------------------------------------------------------------------------
 def render_coverage_text(doc: CoverageDoc) -> None:
-    out = console()
-    for line in coverage_lines(doc):
-        out.print(line)
+    print_lines(coverage_lines(doc))
 
 
 def coverage_lines(doc: CoverageDoc) -> list[str]:

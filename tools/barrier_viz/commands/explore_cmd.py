@@ -10,7 +10,7 @@ from ..analyses.deadlock import _classify
 from ..analyses.explore import ExploreResult, explore, race_findings
 from ..analyses.findings import Finding
 from ..analysis import Analysis
-from ..render.console import console
+from ..render.console import print_lines
 from ..schemas import InputRef
 from ..session import Selection
 
@@ -62,19 +62,20 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
 
 
 def render_explore_text(doc: ExploreDoc) -> None:
-    out = console()
-    out.print(f"{doc.input.path} [unit {doc.input.unit_index}: {doc.input.unit}]"
+    out: list[str] = []
+    out.append(f"{doc.input.path} [unit {doc.input.unit_index}: {doc.input.unit}]"
               + (f" @{doc.input.function}" if doc.input.function else ""))
     b = doc.bounds
-    out.print(f"result: {doc.result}" + (f" ({doc.reason})" if doc.reason else ""))
-    out.print(f"{len(doc.schedules)} schedule(s), {doc.states} distinct state(s), {doc.seconds:.2f} s; bounds: "
+    out.append(f"result: {doc.result}" + (f" ({doc.reason})" if doc.reason else ""))
+    out.append(f"{len(doc.schedules)} schedule(s), {doc.states} distinct state(s), {doc.seconds:.2f} s; bounds: "
               + ", ".join(f"{k}={v}" for k, v in b.items()))
     for f in doc.findings:
-        out.print(f"\n{f.severity.value.upper()} {f.kind} -> {f.outcome}  lines {', '.join(map(str, f.lines))}")
-        out.print(f"  {f.message}")
+        out.append(f"\n{f.severity.value.upper()} {f.kind} -> {f.outcome}  lines {', '.join(map(str, f.lines))}")
+        out.append(f"  {f.message}")
         for blk in f.evidence.get("blocked", []):
             it = ",".join(map(str, blk["iteration"])) or "-"
-            out.print(f"    {blk['partition']} stuck at line {blk['line']} (iteration {it}) awaiting parity "
+            out.append(f"    {blk['partition']} stuck at line {blk['line']} (iteration {it}) awaiting parity "
                       f"{blk['parity_awaited']}; slot completed {blk['completions']} phase(s)")
             for last in blk.get("last_ops", [])[-3:]:
-                out.print(f"      after line {last['line']} {last['op']} (iteration {','.join(map(str, last['iteration'])) or '-'})")
+                out.append(f"      after line {last['line']} {last['op']} (iteration {','.join(map(str, last['iteration'])) or '-'})")
+    print_lines(out)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from rich.table import Table
-
 from ..inputs import default_unit, open_input
-from ..render.console import console
+from ..render.console import console, table as make_table
 from ..schemas import InputsDoc, InputSummary, UnitInfo
 
 
@@ -33,9 +31,8 @@ def inputs_document(spec: str) -> InputsDoc:
 
 def render_inputs_text(doc: InputsDoc) -> None:
     out = console()
-    table = Table(title=f"{doc.input.path}: {len(doc.units)} unit(s)", title_justify="left")
-    for col in ("#", "kind", "label", "lines", "bytes", "functions", "flags"):
-        table.add_column(col, overflow="fold")
+    table = make_table(f"{doc.input.path}: {len(doc.units)} unit(s)",
+                       ("#", "kind", "label", "lines", "bytes", "functions", "flags"), keep=("#", "kind", "lines", "bytes"))
     for u in doc.units:
         mark = "*" if u.default else ""
         table.add_row(

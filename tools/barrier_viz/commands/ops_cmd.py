@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import re
 
-from rich.table import Table
-
 from ..errors import InputError
 from ..facts.barriers import BarrierFacts, collect_barriers
 from ..facts.partitions import PartitionMap, module_warps
 from ..facts.trace import Tracer
 from ..ir.model import Operation, function_name
 from ..ir.vocab import is_barrier_relevant
-from ..render.console import console, shorten
+from ..render.console import console, shorten, table as make_table
 from ..schemas import InputRef, OpInfo, OpsDoc
 from ..session import Selection, loop_depth
 
@@ -131,11 +129,19 @@ def _title(doc: OpsDoc) -> str:
     return f"{where}: {len(doc.ops)} operation(s)"
 
 
+NARROW = 120  # below this width the eight-column table cannot show its identifiers whole
+
+
 def render_ops_text(doc: OpsDoc) -> None:
+    """The table; on a terminal narrower than NARROW, the compact one-line-per-op form (wrapped
+    between words), which keeps every identifier whole."""
     out = console()
-    table = Table(title=_title(doc), title_justify="left")
-    for col in ("line", "loop", "partition", "op", "mechanism", "results", "operands", "key attributes"):
-        table.add_column(col, overflow="fold")
+    if out.width < NARROW:
+        for line in ops_compact_lines(doc):
+            out.print(line)
+        return
+    table = make_table(_title(doc), ("line", "loop", "partition", "op", "mechanism", "results", "operands", "key attributes"),
+                       keep=("line", "loop", "partition", "op"))
     for op in doc.ops:
         table.add_row(
             str(op.line),

@@ -9,11 +9,9 @@ from __future__ import annotations
 from typing import Optional
 
 from pydantic import ConfigDict, Field
-from rich.table import Table
-
 from ..facts.partitions import PartitionMap, module_warps
 from ..facts.roles import PartitionRole, assign_roles
-from ..render.console import console
+from ..render.console import console, table as make_table
 from ..schemas import InputRef, _Model
 from ..session import Selection
 
@@ -97,9 +95,9 @@ def render_partitions_text(doc: PartitionsDoc) -> None:
     source = {"async_task_id": "task ids (async_task_id)", "ttg.partition": "task ids (ttg.partition)"}.get(
         doc.derived_from or "", doc.derived_from or ""
     )
-    table = Table(title=f"{where}{fn}: {len(doc.partitions)} partition(s) from {source}", title_justify="left")
-    for col in ("Partition", "Role", "Key Ops", "Warps", "Tasks", "Type", "Lines"):
-        table.add_column(col, overflow="fold")
+    table = make_table(f"{where}{fn}: {len(doc.partitions)} partition(s) from {source}",
+                       ("Partition", "Role", "Key Ops", "Warps", "Tasks", "Type", "Lines"),
+                       keep=("Partition", "Warps", "Tasks", "Lines"))
     for p in doc.partitions:
         table.add_row(
             p.name,

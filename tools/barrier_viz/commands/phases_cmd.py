@@ -9,7 +9,6 @@ arrive site contributes. The JSON form carries the same facts plus each formula'
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Optional
 
 from pydantic import ConfigDict, Field
@@ -26,6 +25,7 @@ from ..analyses.phases import (
 )
 from ..analyses.symbolic import SymbolicValue, render, to_json
 from ..analysis import Analysis
+from ..render.console import print_lines
 from ..schemas import InputRef, _Model
 from ..session import Selection
 
@@ -265,8 +265,9 @@ def _barrier_doc(bp: BarrierPhases) -> BarrierDoc:
 
 # -- text ---------------------------------------------------------------------------------------
 def render_phases_text(doc: PhasesDoc) -> None:
-    """Plain lines, never re-wrapped: sample columns must stay aligned in a pipe or a terminal."""
-    sys.stdout.write("\n".join(phases_text_lines(doc)) + "\n")
+    """Plain lines; only a line wider than the terminal (COLUMNS) is wrapped, between words, so
+    sample columns stay aligned."""
+    print_lines(phases_text_lines(doc))
 
 
 def phases_text_lines(doc: PhasesDoc) -> list[str]:

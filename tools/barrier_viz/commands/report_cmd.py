@@ -14,7 +14,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..analyses.findings import Finding
-from ..render.console import capture
+from ..render.console import CAPTURE_WIDTH, capture, columns, wrap_line
 from ..schemas import InputRef
 from ..session import Selection
 
@@ -83,6 +83,10 @@ class Report:
             "coverage": "\n".join(coverage_lines(d["coverage"])),  # type: ignore[arg-type]
             "findings": captured(render_check_text, self.check_doc),
         }
+        # Every embedded section fits the width its text was captured at (COLUMNS, else CAPTURE_WIDTH).
+        width = columns() or CAPTURE_WIDTH
+        self.texts = {k: v if k == "partitions" else "\n".join(w for line in v.split("\n") for w in wrap_line(line, width))
+                      for k, v in self.texts.items()}
 
     @property
     def findings(self) -> list[Finding]:
@@ -153,7 +157,7 @@ class Report:
         lines += [f"Scope: {explore_note(bool(sim))}.", ""]
         if self.warnings:
             lines += ["## Reader warnings", ""] + [f"- {w}" for w in self.warnings] + [""]
-        return "\n".join(lines)
+        return "\n".join(_wrap_prose(lines, columns()))
 
     def insights(self) -> list[str]:
         out = []
@@ -163,6 +167,19 @@ class Report:
             where = ",".join(str(n) for n in f.lines)
             out.append(f"INSIGHT: {f.severity.value} {f.kind} ({f.outcome}) at line(s) {where}: {f.message}".replace("\n", " "))
         return out
+
+
+def _wrap_prose(lines: list[str], width: int | None) -> list[str]:
+    """With COLUMNS set, prose lines (outside code blocks and tables) wrapped to it; Markdown
+    renders the wrapped paragraph or list item the same."""
+    if width is None:
+        return lines
+    out, code = [], False
+    for line in lines:
+        if line.startswith("```"):
+            code = not code
+        out += [line] if code or line.startswith(("|", "```", "#")) else wrap_line(line, width)
+    return out
 
 
 def _partition_table(doc: Any, key_ops_cell: Callable[[dict[str, int]], str]) -> str:
