@@ -55,12 +55,13 @@ class _Explainer:
         return self.cov.parts(op)[0]
 
     def accesses(self, op: Operation) -> list[tuple[tuple, str, str]]:
-        """(buffer root key, access kind, operand) of every memory operand `op` touches."""
+        """(buffer key, access kind, operand) of every memory operand `op` touches. A column view
+        of packed TMEM is its own buffer (root and column offset): sibling ranges do not conflict."""
         out = []
         for name, kind in _memory_operands(op):
             t = self.a.tracer.trace(name, op)
             if t.resolved:
-                out.append((t.key, kind, name))
+                out.append(((t.key, getattr(t, "column_offset", None)), kind, name))
         return out
 
     @property
@@ -80,6 +81,18 @@ class _Explainer:
         before = {id(p) for p in preceding_in_iteration(second, loop_depth(second))}
         return self.cov.happens_before(
             first, first_part, lambda w, q, _a: q == second_part and id(w) in before and w is not exclude)
+
+    def cross_waits_before(self, op: Operation, part: str, exclude: Operation) -> bool:
+        """Does `part` pass, before `op` in its iteration, a wait (other than `exclude`) on a
+        barrier another partition arrives on? Then that wait may be what orders `op`, even where
+        the chain search cannot follow it (a different loop level): not provably unguarded."""
+        for prev in preceding_in_iteration(op, loop_depth(op)):
+            if prev is exclude:
+                continue
+            for b, u in self.a.barriers.uses_at(prev):
+                if u.role in _WAITS and b.alloc is not None and self.a.arrivers.get(id(b.alloc), set()) - {part}:
+                    return True
+        return False
 
     def conflicts(self, ops: list[Operation], part: str):
         """(own op, own kind, buffer, other op, other kind, other partition) for every access
@@ -164,7 +177,7 @@ class _Explainer:
         part = self.part(wait)
         after = [op for op in _following(wait) if self.part(op) == part]
         for own, kind, name, other, okind, q in self.conflicts(after, part):
-            if self.ordered(other, q, own, part, exclude=wait) is None:
+            if self.ordered(other, q, own, part, exclude=wait) is None and not self.cross_waits_before(own, part, wait):
                 f.message += (f" It is the only wait before {part}'s {kind} of {name} at line {own.line}, which {q} "
                               f"{'writes' if okind == 'write' else 'reads'} at line {other.line}: that access is unordered.")
                 f.evidence["consequence"] = WRONG
