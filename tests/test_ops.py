@@ -81,3 +81,11 @@ def test_wgmma_async_and_pendings_are_shown():
     wait = next(line for line in r.stdout.splitlines() if "ttng.warp_group_dot_wait " in line)
     assert "isAsync = true" in dot
     assert re.search(r"pendings = \d+ : i32", wait)
+
+
+def test_the_agent_ops_tool_takes_the_same_filters():
+    from barrier_viz.agent.registry import REGISTRY
+
+    doc = REGISTRY.get("ops").call_json({"input": str(FIXTURE), "partition": "partition0", "lines": "1-200"})
+    assert doc["ops"] and all(o["partition"] == "partition0" for o in doc["ops"])
+    assert doc["ops"] == _ops("--partition", "partition0")

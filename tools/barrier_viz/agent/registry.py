@@ -51,6 +51,8 @@ class OpsInput(UnitInput):
         False,
         description="List every operation written in the text, not only barrier-relevant ones. Large: avoid unless needed.",
     )
+    partition: str | None = Field(None, description="Only the ops of this partition (`main`: outside every partition).")
+    lines: str | None = Field(None, description="Only the ops starting in this 1-based line range: `A-B`, `A`, `A-` or `-B`.")
 
 
 class ReportInput(UnitInput):
@@ -218,8 +220,8 @@ register(unit_tool(
     "ops",
     "Barrier-relevant operations of one unit (barrier allocation/init/expect/wait/arrive, TMA copies, MMAs and "
     "commits, TMEM loads/stores, aref and token ops, loops, warp_specialize) with line, loop depth, operands, "
-    "results and key attributes (async_task_id, buffer.id, buffer.copy, buffer.offset). Raw material; prefer "
-    "the per-section tools when they exist.",
+    "results and key attributes in MLIR syntax (count, bytes, useD, isAsync, pendings, two_ctas, async_task_id, "
+    "buffer.id, ...). Narrow with partition and lines. Raw material; prefer the per-section tools when they exist.",
     "ops_cmd:ops_document",
     OpsInput,
 ))

@@ -96,10 +96,12 @@ def parse_line_range(text: str | None, path: str) -> tuple[int, int] | None:
 
 
 def ops_document(sel: Selection, *, include_all: bool, warnings: list[str], partition: str | None = None,
-                 lines: tuple[int, int] | None = None) -> OpsDoc:
+                 lines: tuple[int, int] | str | None = None) -> OpsDoc:
     """The ops in scope; partitions and barrier facts are computed once for the whole scope.
     `partition` keeps the ops of one partition (`main`: those outside every partition);
     `lines` the ops that start in an inclusive line range."""
+    if isinstance(lines, str):
+        lines = parse_line_range(lines, sel.unit.path)
     scope = list(sel.operations())
     partitions = PartitionMap(scope, module_warps(scope))
     chosen = [op for op in scope if include_all or is_barrier_relevant(op.name)]
