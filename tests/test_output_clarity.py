@@ -13,7 +13,8 @@ from corpus_units import CORPUS
 from test_check import FIXTURE, _ops, _replace_line
 
 FIXTURES = Path(__file__).parent / "fixtures"
-INPUTS = [FIXTURE, FIXTURES / "coverage" / "fa_packed_persistent.ttgir", FIXTURES / "coverage" / "gemm_while_zero_store.ttgir"]
+INPUTS = [FIXTURE, FIXTURES / "gemm_pre_partition.mlir", FIXTURES / "coverage" / "fa_packed_persistent.ttgir",
+          FIXTURES / "coverage" / "gemm_while_zero_store.ttgir"]
 REAL = [CORPUS / "real" / n for n in ("fa_fwd_persist_sm100.ttgir", "up-sm100__attn_fwd__persist_noncausal_hd64.ttgir")]
 PLACEHOLDER = re.compile(r"\bNone\b|\bL\?")
 

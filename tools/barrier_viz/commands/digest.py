@@ -378,9 +378,11 @@ def _coverage(doc: dict[str, Any]) -> list[str]:
         store = (f"zero store {_lines(a.get('zero_store_lines') or [])} {','.join(_part(p) for p in a.get('store_partitions') or []) or 'main'}"
                  if a.get("zero_store_lines") else "no zero store")
         loop = f"{a.get('persistent_loop')} L{a.get('persistent_loop_line')}" if a.get("persistent_loop") else "no persistent loop"
+        # Barrier and commit counts exist once partitions do (post-partition IR).
+        counts = (f"{a.get('barriers')} barriers/{a.get('commits')} commits | " if a.get("barriers") is not None else "")
         rows.append(f"accD id={'-' if a.get('buffer_id') is None else a.get('buffer_id')} {a.get('name')} L{a.get('line')} | "
                     f"MMA {_lines(a.get('mma_lines') or [])} {','.join(_part(p) for p in a.get('mma_partitions') or [])} "
-                    f"useD={a.get('use_d')} | {store} | {loop} | {a.get('barriers')} barriers/{a.get('commits')} commits | "
+                    f"useD={a.get('use_d')} | {store} | {loop} | {counts}"
                     f"{mark} {a.get('status')}")
     return rows
 
