@@ -17,7 +17,43 @@ import typer
 from . import __version__
 from .errors import InputError
 
+try:  # typer >= 0.20 vendors click
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+except ImportError:  # pragma: no cover - older typer on real click
+    from click.exceptions import ClickException, NoArgsIsHelpError
+from typer.core import TyperGroup
+
+
+class _OneLineUsageErrors(TyperGroup):
+    """Usage errors (an unknown option, a missing argument, a bad choice) keep the one-line
+    contract of every other error: `barrier-viz: error: COMMAND: what`, exit 2. Typer would print
+    a five-line panel that scripts and agents cannot parse. `--help` and a bare command still
+    print their help."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
+                              standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:
+            exc.show()
+            code = exc.exit_code
+        except ClickException as exc:
+            ctx = getattr(exc, "ctx", None)
+            path = ctx.command_path if ctx is not None else ""
+            where = path.partition(" ")[2] or "usage"
+            hint = f" (see `{path} --help`)" if ctx is not None else ""
+            message = " ".join(exc.format_message().replace("Value error, ", "").split())
+            typer.echo(f"barrier-viz: error: {where}: {message}{hint}", err=True)
+            code = exc.exit_code if exc.exit_code else 2
+        else:
+            code = rv if isinstance(rv, int) else 0
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
+
 app = typer.Typer(
+    cls=_OneLineUsageErrors,
     name="barrier-viz",
     help="Audit mbarrier synchronization in warp-specialized Triton kernels, from the IR.",
     no_args_is_help=True,
@@ -94,6 +130,21 @@ def _report_warnings(sel, strict: bool) -> list[str]:
     if len(lines) > 20:
         typer.echo(f"... and {len(lines) - 20} more warnings", err=True)
     return lines
+
+
+def _output_folder(out: str):
+    """The folder `--out` names, created if needed. A path that is a file, or that cannot be
+    created, is a usage error (exit 2), not an internal one."""
+    from pathlib import Path
+
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise InputError(out, "--out: exists and is not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(out, f"--out: cannot create the folder: {exc.strerror or exc}") from None
+    return path
 
 
 def _version(value: bool) -> None:
@@ -426,6 +477,7 @@ def report_cmd(
         from .commands.report_cmd import Report, write_debug_helper_files
         from .session import select
 
+        out_dir = _output_folder(out) if out else None  # a bad --out fails before the analysis
         sel = select(input, unit, func, require_function=True)
         warnings = _report_warnings(sel, strict)
         report = Report(sel, warnings, simulate=not no_simulate)
@@ -439,8 +491,11 @@ def report_cmd(
             sys.stdout.write(digest_text(digest_document(report)))
         else:
             sys.stdout.write(report.markdown())
-        if out:
-            status = write_debug_helper_files(report, Path(out))
+        if out_dir is not None:
+            try:
+                status = write_debug_helper_files(report, out_dir)
+            except OSError as exc:
+                raise InputError(out, f"--out: cannot write there: {exc.strerror or exc}") from None
             typer.echo(f"wrote {status.report_path}, {status.logs_path} and status.json", err=True)
 
     _run(debug, body)
@@ -451,9 +506,9 @@ def explore_cmd(
     input: InputArg,
     unit: UnitOpt = None,
     func: FuncOpt = None,
-    trips: Annotated[Optional[int], typer.Option("--trips", help="Iterations every loop with barrier operations must reach (default 5).")] = None,
-    max_states: Annotated[int, typer.Option("--max-states", help="Stop after this many distinct states.")] = 200_000,
-    timeout: Annotated[float, typer.Option("--timeout", help="Stop exploring after this many seconds.")] = 10.0,
+    trips: Annotated[Optional[int], typer.Option("--trips", min=1, help="Iterations every loop with barrier operations must reach, at least 1 (default 2: a persistent loop starts a second tile).", show_default=False)] = None,
+    max_states: Annotated[int, typer.Option("--max-states", min=1, help="Stop after this many distinct states (at least 1).")] = 200_000,
+    timeout: Annotated[float, typer.Option("--timeout", help="Stop exploring after this many seconds (more than 0).")] = 10.0,
     format: FormatOpt = Format.text,
     strict: StrictOpt = False,
     debug: DebugOpt = False,
@@ -464,6 +519,9 @@ def explore_cmd(
     def body() -> int:
         from .commands.explore_cmd import explore_document, render_explore_text
         from .session import select
+
+        if not timeout > 0 or timeout != timeout:  # NaN too
+            _fail(f"explore: --timeout {timeout}: must be more than 0 seconds", 2)
 
         sel = select(input, unit, func, require_function=True)
         warnings = _report_warnings(sel, strict)
