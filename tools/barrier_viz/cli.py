@@ -87,8 +87,11 @@ def _run(debug: bool, body: Callable[[], int | None]) -> None:
     2 for bad input or usage (one line naming file:line:col), 3 for our own bugs (one line;
     the traceback only with --debug). Output is flushed here so that a closed pipe
     (`barrier-viz ops x | head`) is handled like any other error, not at interpreter exit."""
+    from .progress import progress
+
     try:
-        code = body()
+        with progress():  # a bar on stderr for long runs, only when stderr is a terminal
+            code = body()
         sys.stdout.flush()
     except InputError as exc:
         _fail(str(exc), 2)
@@ -356,6 +359,7 @@ def check_cmd(
 
 class GraphFormat(str, Enum):
     ascii = "ascii"
+    text = "text"  # the same as ascii: every command takes `--format text` (README)
     dot = "dot"
     mermaid = "mermaid"
     json = "json"
@@ -366,7 +370,7 @@ def graph(
     input: InputArg,
     unit: UnitOpt = None,
     func: FuncOpt = None,
-    format: Annotated[GraphFormat, typer.Option("--format", "-f", help="Output format.")] = GraphFormat.ascii,
+    format: Annotated[GraphFormat, typer.Option("--format", "-f", help="Output format (text is ascii).")] = GraphFormat.ascii,
     strict: StrictOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -384,7 +388,7 @@ def graph(
 
             sys.stdout.write(dump(doc))
         else:
-            sys.stdout.write(render_graph(doc, format.value))
+            sys.stdout.write(render_graph(doc, "ascii" if format is GraphFormat.text else format.value))
 
     _run(debug, body)
 
@@ -453,6 +457,7 @@ def phases(
 
 class ReportFormat(str, Enum):
     md = "md"
+    text = "text"  # the same as md: every command takes `--format text` (README)
     json = "json"
     compact = "compact"  # one line per fact, for agents (commands/digest.py)
 
@@ -462,7 +467,7 @@ def report_cmd(
     input: InputArg,
     unit: UnitOpt = None,
     func: FuncOpt = None,
-    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format: md (for people), json (every section's document), compact (one line per fact, for agents).")] = ReportFormat.md,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format: md or text (for people; the same Markdown), json (every section's document), compact (one line per fact, for agents).")] = ReportFormat.md,
     out: Annotated[Optional[str], typer.Option("--out", help="Also write report.md, insights.log and status.json (debug_helper's files) into this folder.")] = None,
     no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernel's barrier program.")] = False,
     strict: StrictOpt = False,

@@ -65,11 +65,22 @@ def _det(case: Case) -> CaseScore:
 
 def run_deterministic(cases: list[Case], jobs: int | None = None) -> list[CaseScore]:
     """Score every case with `check`; `jobs` > 1 spreads cases over processes."""
+    from ..progress import progress
+
     jobs = jobs or min(4, os.cpu_count() or 1)
-    if jobs <= 1 or len(cases) < 8:
-        return [_det(c) for c in cases]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_det, cases, chunksize=4))
+    with progress("eval", total=len(cases)) as advance:
+        if jobs <= 1 or len(cases) < 8:
+            scores = []
+            for c in cases:
+                scores.append(_det(c))
+                advance(what=c.name)
+            return scores
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            scores = []
+            for s in pool.map(_det, cases, chunksize=4):
+                scores.append(s)
+                advance(what=s.case.name)
+            return scores
 
 
 # -- agent ---------------------------------------------------------------------------------------
