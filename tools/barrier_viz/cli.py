@@ -39,9 +39,12 @@ class _OneLineUsageErrors(TyperGroup):
             code = exc.exit_code
         except ClickException as exc:
             ctx = getattr(exc, "ctx", None)
-            path = ctx.command_path if ctx is not None else ""
-            where = path.partition(" ")[2] or "usage"
-            hint = f" (see `{path} --help`)" if ctx is not None else ""
+            names = []  # the subcommand path (`skill install`), whatever the program was called
+            while ctx is not None and ctx.parent is not None:
+                names.insert(0, ctx.info_name or "")
+                ctx = ctx.parent
+            where = " ".join(names) or "usage"
+            hint = f" (see `barrier-viz {' '.join(names) + ' ' if names else ''}--help`)"
             message = " ".join(exc.format_message().replace("Value error, ", "").split())
             typer.echo(f"barrier-viz: error: {where}: {message}{hint}", err=True)
             code = exc.exit_code if exc.exit_code else 2

@@ -42,19 +42,23 @@ class _Bar:
         self.done = 0.0
         self._progress = None
         self._task = None
+        self._stdout = None
+        self.finished = False
 
     def advance(self, n: float = 1, *, total: float | None = None, what: str | None = None) -> None:
-        if not self.terminal:
+        if not self.terminal or self.finished:
             return
         self.done += n
         if total is not None:
             self.total = total
-        if self._progress is None:
+        first = self._progress is None
+        if first:
             if time.monotonic() - self.opened < DELAY_S:
                 return
             self._start()
         label = f"{self.description}: {what}" if what else self.description
-        self._progress.update(self._task, completed=self.done, total=self.total, description=label)
+        # The first update is drawn at once; later ones by rich's refresh thread (10 per second).
+        self._progress.update(self._task, completed=self.done, total=self.total, description=label, refresh=first)
 
     def _start(self) -> None:
         from rich.console import Console
@@ -64,14 +68,43 @@ class _Bar:
         columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn()]
         columns += [MofNCompleteColumn()] if self.total is not None else []
         columns += [TimeElapsedColumn()]
-        self._progress = Progress(*columns, console=console, transient=True)
+        self._progress = Progress(*columns, console=console, transient=True, redirect_stdout=False,
+                                  redirect_stderr=False)
         self._progress.start()
         self._task = self._progress.add_task(self.description, total=self.total, completed=self.done)
+        # The command's output must not interleave with the bar on the terminal they share: the
+        # first write to stdout erases the bar for good (the work it measured is over by then).
+        self._stdout = sys.stdout
+        sys.stdout = _CloseOnWrite(self._stdout, self)
 
     def close(self) -> None:
+        self.finished = True
         if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
+            progress, self._progress = self._progress, None
+            progress.stop()
+        if self._stdout is not None:
+            if isinstance(sys.stdout, _CloseOnWrite) and sys.stdout.bar is self:
+                sys.stdout = self._stdout
+            self._stdout = None
+
+
+class _CloseOnWrite:
+    """stdout while a bar is shown: the first write closes the bar, then passes through."""
+
+    def __init__(self, stream, bar: _Bar):
+        self.stream = stream
+        self.bar = bar
+
+    def write(self, text):
+        self.bar.close()
+        return self.stream.write(text)
+
+    def writelines(self, lines):
+        self.bar.close()
+        return self.stream.writelines(lines)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
 
 
 _CURRENT: ContextVar[_Bar | None] = ContextVar("barrier_viz_progress", default=None)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..evals.cases import Case, discover
+from ..render.words import plural
 from ..evals.runner import live_agent_runner, load_config, run_agent_cases, run_deterministic
 from ..evals.scoring import CaseScore, check_thresholds, summarize, unmeasured_thresholds
 
@@ -98,7 +99,7 @@ def eval_document(case_paths: list[str], mode: str = "deterministic", *, config:
 
 def render_eval_text(doc: dict[str, Any], echo) -> None:
     s = doc["summary"]
-    echo(f"barrier-viz eval ({doc['mode']}): {s['cases']} cases, {s['passed']} passed, {s['errors']} crashed")
+    echo(f"barrier-viz eval ({doc['mode']}): {plural(s['cases'], 'case')}, {s['passed']} passed, {s['errors']} crashed")
     echo(f"deadlock recall: {_measured(s['deadlock_recall'])} over {s['deadlock_cases']} hang cases")
     echo(f"false deadlocks: {s['false_deadlocks']} on {s['known_good_cases']} known-good/benign cases")
     echo(f"race recall: {_measured(s['race_recall'])} over {s['race_expectations']} race expectations")
