@@ -445,6 +445,11 @@ def load_unit(unit: Unit) -> ParsedIR:
         parsed = parse_ir(text, line_offset=unit.start_line - 1)
     except IRSyntaxError as exc:
         raise InputError(unit.path, exc.message, exc.line, exc.column) from None
+    from .ir.ssa import ssa_problems
+
+    # Invalid SSA (a duplicate definition, a use before its definition, an undefined value) is
+    # reported like a recovered syntax error: a warning with its position, fatal with --strict.
+    parsed.diagnostics.extend(p.diagnostic() for p in ssa_problems(parsed))
     if len(_CACHE) > 16:
         _CACHE.clear()
     _CACHE[key] = parsed

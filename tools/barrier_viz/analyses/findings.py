@@ -32,6 +32,8 @@ class Kind(str, Enum):
     CHANNEL_SAME_PARTITION = "channel.same_partition"
     EXPECT_BYTES_MISMATCH = "expect.bytes_mismatch"
     BUFFER_SINGLE_COPY = "buffer.single_copy"
+    # Not a verdict: a finding that would rest on a value the IR does not define soundly.
+    LIMIT_UNRESOLVED_VALUE = "limit.unresolved_value"
 
 
 HANG_KINDS = frozenset(

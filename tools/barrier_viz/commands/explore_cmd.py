@@ -51,6 +51,12 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         if not any(f.kind.startswith("deadlock.") for f in findings):
             result = "race"
     findings += race_findings(res.races)
+    if findings:
+        from ..analyses.verdicts import demote_unresolved
+
+        findings = demote_unresolved(findings, Analysis(sel))
+        if result in ("deadlock", "race") and not any(f.severity.value == "error" for f in findings):
+            result = "not_judged"  # every finding rested on an unsoundly defined value
     return ExploreDoc(
         input=InputRef(**sel.input_ref()),
         result=result,

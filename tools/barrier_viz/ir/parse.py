@@ -259,6 +259,7 @@ class _Structurer:
             else:
                 op.operands.append(text)
                 op.operand_depths.append(b.depth)
+                op.operand_positions.append((atom[2], atom[3]))
         elif kind == "X":
             if b.depth == 0:
                 op.literals.append(text)
@@ -286,6 +287,7 @@ class _Structurer:
             else:
                 op.operands.append(text)
                 op.operand_depths.append(b.depth)
+                op.operand_positions.append((atom[2], atom[3]))
         elif kind == "C":
             op.successors.append(text)
         b.header.append((kind, text, b.depth))
@@ -391,6 +393,7 @@ class _Structurer:
             # Definitions with no region to receive them (malformed); keep them visible as uses.
             op.operands.extend(a.name for a in b.pending_args)
             op.operand_depths.extend(0 for _ in b.pending_args)
+            op.operand_positions.extend((a.line, a.column) for a in b.pending_args)
 
     def _alias(self, text: str) -> None:
         name, _, value = text.partition("=")
