@@ -449,7 +449,10 @@ def load_unit(unit: Unit) -> ParsedIR:
 
     # Invalid SSA (a duplicate definition, a use before its definition, an undefined value) is
     # reported like a recovered syntax error: a warning with its position, fatal with --strict.
-    parsed.diagnostics.extend(p.diagnostic() for p in ssa_problems(parsed))
+    # After a recovered syntax error they are mostly its echo (the recovery swallowed the
+    # definitions), so only the syntax error is printed; verdicts still never rest on them.
+    if not parsed.warnings:
+        parsed.diagnostics.extend(p.diagnostic() for p in ssa_problems(parsed))
     if len(_CACHE) > 16:
         _CACHE.clear()
     _CACHE[key] = parsed

@@ -81,8 +81,98 @@ def parse_ir(source: bytes | str, line_offset: int = 0) -> ParsedIR:
     """Parse one unit of IR text. Raises `IRSyntaxError` for input that has no usable structure
     (unbalanced braces, truncation, no operations); recovered syntax errors become warnings."""
     data = source.encode("utf-8") if isinstance(source, str) else source
+    _reject_line_continuations(data, line_offset)
     atoms, diagnostics = lex(data, line_offset)
-    return _Structurer(data, atoms, diagnostics).run()
+    try:
+        return _Structurer(data, atoms, diagnostics).run()
+    except IRSyntaxError as exc:
+        # An unterminated string swallows the lines after it, and the structure error shows up
+        # far away (often at the end of input): the string is what is wrong.
+        string = _first_unterminated_string(data, line_offset)
+        if string is not None and string[0] <= exc.line:
+            raise IRSyntaxError("unterminated string literal (strings end on the line they start)", *string) from None
+        raise
+
+
+_CONTINUATION = re.compile(rb"\\[ \t]*\r?$", re.M)
+
+
+def _reject_line_continuations(data: bytes, line_offset: int) -> None:
+    """A `\\` ending a line (outside a comment or string) is a shell/C-preprocessor line
+    continuation: MLIR has none, and tree-sitter would misread what follows (reporting, much
+    later, unbalanced braces). Say so, at the backslash."""
+    if b"\\" not in data:
+        return
+    for m in _CONTINUATION.finditer(data):
+        start = data.rfind(b"\n", 0, m.start()) + 1
+        prefix = data[start : m.start()]
+        if prefix.lstrip().startswith(b"//") or b"//" in _outside_strings(prefix):
+            continue
+        if _open_quote(prefix):
+            continue
+        line = data.count(b"\n", 0, m.start()) + 1 + line_offset
+        column = len(prefix.decode("utf-8", "replace")) + 1
+        raise IRSyntaxError("line continuation is not MLIR: a '\\' at the end of a line does not join lines; "
+                            "write the construct on one line", line, column)
+
+
+def _outside_strings(text: bytes) -> bytes:
+    """`text` with the bodies of its string literals removed (for finding `//` comments)."""
+    out = bytearray()
+    quoted = False
+    k = 0
+    while k < len(text):
+        c = text[k]
+        if quoted and c == 0x5C:
+            k += 2
+            continue
+        if c == 0x22:
+            quoted = not quoted
+        elif not quoted:
+            out.append(c)
+        k += 1
+    return bytes(out)
+
+
+def _open_quote(text: bytes) -> bool:
+    """Does `text` (one line, or the start of one) end inside a string literal?"""
+    quoted = False
+    k = 0
+    while k < len(text):
+        c = text[k]
+        if quoted and c == 0x5C:
+            k += 2
+            continue
+        if c == 0x22:
+            quoted = not quoted
+        elif not quoted and c == 0x2F and text[k : k + 2] == b"//":
+            return False
+        k += 1
+    return quoted
+
+
+def _first_unterminated_string(data: bytes, line_offset: int) -> tuple[int, int] | None:
+    """(line, column) of the first `"` whose string does not end on its line, or None."""
+    if b'"' not in data:
+        return None
+    for lineno, raw in enumerate(data.split(b"\n"), 1):
+        if b'"' not in raw or raw.lstrip().startswith(b"//"):
+            continue
+        if _open_quote(raw):
+            quoted = False
+            k = 0
+            opened = 0
+            while k < len(raw):
+                c = raw[k]
+                if quoted and c == 0x5C:
+                    k += 2
+                    continue
+                if c == 0x22:
+                    quoted = not quoted
+                    opened = k
+                k += 1
+            return lineno + line_offset, len(raw[:opened].decode("utf-8", "replace")) + 1
+    return None
 
 
 class _Structurer:
@@ -94,6 +184,9 @@ class _Structurer:
         self.top = Block()
         self.frames: list[_Frame] = [_Frame(None, self.top, None, None)]
         self.ops: list[Operation] = []
+        # The first region whose `}` is not indented like the line that opened it: in printed
+        # IR they always match, so when the braces do not balance this is where they went wrong.
+        self.misnested: tuple[Atom, Atom] | None = None
 
     # -- driver -------------------------------------------------------------------------------
     def run(self) -> ParsedIR:
@@ -137,6 +230,11 @@ class _Structurer:
             frame = self.frames[-1]
             opener = frame.open_atom
             last = atoms[-1] if atoms else ("", "", 1, 1, 0, 0)
+            if self.misnested is not None:
+                opened, closed = self.misnested
+                raise IRSyntaxError(
+                    f"the region opened here is not closed: the '}}' at line {closed[2]} is indented like an "
+                    f"enclosing region's, and input ends with regions open", opened[2], opened[3])
             where = f" (opened at line {opener[2]})" if opener else ""
             raise IRSyntaxError(
                 f"unexpected end of input: region{where} is not closed", last[2], last[3] + len(last[1])
@@ -344,8 +442,16 @@ class _Structurer:
     def _close_region(self, i: int) -> int:
         atom = self.atoms[i]
         if len(self.frames) == 1:
+            if self.misnested is not None:
+                opened, closed = self.misnested
+                raise IRSyntaxError(
+                    f"unbalanced '}}': this one closes the region opened at line {opened[2]}, which is indented "
+                    f"differently, so every later '}}' closes one region too many", closed[2], closed[3])
             raise IRSyntaxError("unbalanced '}': no region is open here", atom[2], atom[3])
         frame = self.frames.pop()
+        if self.misnested is None and frame.open_atom is not None:
+            if self._indent(frame.open_atom) != self._indent(atom):
+                self.misnested = (frame.open_atom, atom)
         self._finish(frame)
         region = frame.region
         assert region is not None
@@ -362,6 +468,15 @@ class _Structurer:
             parent.builder.op.end_line = atom[2]
             parent.builder.op.end_byte = atom[5]
         return i + 1
+
+    def _indent(self, atom: Atom) -> int:
+        """Columns of leading whitespace on the line of `atom`."""
+        src = self.source
+        start = src.rfind(b"\n", 0, atom[4]) + 1
+        k = start
+        while k < atom[4] and src[k] in (0x20, 0x09):
+            k += 1
+        return k - start
 
     def _new_block(self, frame: _Frame, atom: Atom) -> None:
         region = frame.region
