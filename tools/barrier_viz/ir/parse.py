@@ -86,10 +86,11 @@ def parse_ir(source: bytes | str, line_offset: int = 0) -> ParsedIR:
     try:
         return _Structurer(data, atoms, diagnostics).run()
     except IRSyntaxError as exc:
-        # An unterminated string swallows the lines after it, and the structure error shows up
-        # far away (often at the end of input): the string is what is wrong.
+        # An unterminated string swallows the lines after it (braces included), and the structure
+        # error shows up far away, even before it: MLIR strings end on their line, so the string
+        # is what is wrong.
         string = _first_unterminated_string(data, line_offset)
-        if string is not None and string[0] <= exc.line:
+        if string is not None:
             raise IRSyntaxError("unterminated string literal (strings end on the line they start)", *string) from None
         raise
 
