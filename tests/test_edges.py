@@ -225,3 +225,10 @@ def test_every_corpus_reading_test_uses_the_one_helper() -> None:
         if re.search(r'"shared"\s*/\s*"corpus"|environ(?:\.get)?\(\s*"BARRIER_VIZ_CORPUS"|\.\./shared/corpus/\w', text):
             offenders.append(path.name)
     assert offenders == []
+
+
+def test_skill_install_into_a_file_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")
+    line = _one_usage_line(run_cli("skill", "install", "--dest", "afile"))
+    assert line.endswith("cannot write the skill there: Not a directory")

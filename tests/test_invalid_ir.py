@@ -188,6 +188,7 @@ POSITIONED = [
     ("tt.junk {", "error", r"the region opened here is not closed"),
     ("}", "error", r"unbalanced '\}': this one closes the region opened at line \d+"),
     ("@@@@", "warning", r"syntax error near '@@@@'"),
+    ("%q = arith.constant 1 : i32 {{", "error", r"syntax error near '\{', and the region braces do not balance"),
 ]
 
 

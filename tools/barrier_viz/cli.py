@@ -37,6 +37,9 @@ class _OneLineUsageErrors(TyperGroup):
         except NoArgsIsHelpError as exc:
             exc.show()
             code = exc.exit_code
+        except typer.Abort:
+            typer.echo("barrier-viz: error: aborted", err=True)
+            code = 1
         except ClickException as exc:
             ctx = getattr(exc, "ctx", None)
             names = []  # the subcommand path (`skill install`), whatever the program was called

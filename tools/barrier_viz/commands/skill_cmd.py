@@ -134,6 +134,13 @@ def install_skill(dest: str | None, *, user: bool, force: bool, cwd: Path | None
         raise InputError(str(skill_source()), "the packaged skill has no SKILL.md")
     validate_frontmatter(parse_frontmatter(by_name["SKILL.md"].decode("utf-8")))
 
+    try:
+        return _install(target, files, force)
+    except OSError as exc:  # a --dest that is a file, a read-only folder: the user's to fix (exit 2)
+        raise InputError(str(target), f"cannot write the skill there: {exc.strerror or exc}") from None
+
+
+def _install(target: Path, files: list[tuple[str, bytes]], force: bool) -> InstallResult:
     replaced = False
     if target.exists() or target.is_symlink():
         if not force:

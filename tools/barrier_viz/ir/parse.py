@@ -233,6 +233,7 @@ class _Structurer:
             last = atoms[-1] if atoms else ("", "", 1, 1, 0, 0)
             if self.misnested is not None:
                 opened, closed = self.misnested
+                self._raise_cause_within(opened, closed)
                 raise IRSyntaxError(
                     f"the region opened here is not closed: the '}}' at line {closed[2]} is indented like an "
                     f"enclosing region's, and input ends with regions open", opened[2], opened[3])
@@ -445,6 +446,7 @@ class _Structurer:
         if len(self.frames) == 1:
             if self.misnested is not None:
                 opened, closed = self.misnested
+                self._raise_cause_within(opened, closed)
                 raise IRSyntaxError(
                     f"unbalanced '}}': this one closes the region opened at line {opened[2]}, which is indented "
                     f"differently, so every later '}}' closes one region too many", closed[2], closed[3])
@@ -469,6 +471,13 @@ class _Structurer:
             parent.builder.op.end_line = atom[2]
             parent.builder.op.end_byte = atom[5]
         return i + 1
+
+    def _raise_cause_within(self, opened: Atom, closed: Atom) -> None:
+        """A syntax error the reader recovered from inside the misnested region (`{{`, a stray
+        token) is why the braces stopped matching: report it, where it is, as the error."""
+        for d in self.diagnostics:
+            if (opened[2], opened[3]) < (d.line, d.column) < (closed[2], closed[3]):
+                raise IRSyntaxError(f"{d.message}, and the region braces do not balance after it", d.line, d.column)
 
     def _indent(self, atom: Atom) -> int:
         """Columns of leading whitespace on the line of `atom`."""
