@@ -188,6 +188,8 @@ POSITIONED = [
     ("tt.junk {", "error", r"the region opened here is not closed"),
     ("}", "error", r"unbalanced '\}': this one closes the region opened at line \d+"),
     ("@@@@", "warning", r"syntax error near '@@@@'"),
+    ("<<<", "error", r"unexpected '<' at the start of a line; the operation after it has no name"),
+    ("%z = arith.constant 1 : tensor<4xi32, #blocked", "error", r"'<' is never closed"),
     ("%q = arith.constant 1 : i32 {{", "error", r"syntax error near '\{', and the region braces do not balance"),
 ]
 

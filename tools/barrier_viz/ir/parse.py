@@ -35,6 +35,7 @@ class IRSyntaxError(Exception):
 
 
 _LABEL = re.compile(r"^[A-Za-z_][\w.]*$")
+_STRAY = re.compile(r"[^\w\s\"()\[\]{},:=>-]+|[<>]{2,}")
 _RESULT = re.compile(r"^(%[^:#\s]+)(?::(\d+))?$")
 _BLOCK_LABEL = re.compile(r"^(\^[\w$.-]+)\s*(?:\((.*)\))?\s*:?\s*$", re.S)
 
@@ -181,6 +182,8 @@ class _Structurer:
         self.source = source
         self.atoms = atoms
         self.diagnostics = diagnostics
+        # Lines where tree-sitter skipped text it could not read (what follows may be its echo).
+        self.lexer_lines = {d.line for d in diagnostics if d.message.startswith("syntax error")}
         self.aliases: dict[str, str] = {}
         self.top = Block()
         self.frames: list[_Frame] = [_Frame(None, self.top, None, None)]
@@ -225,6 +228,13 @@ class _Structurer:
                 )
                 i += 1
                 continue
+            if (first_on_line and builder.depth == 0 and kind == "X" and _STRAY.fullmatch(text)
+                    and not self.lexer_lines & {line - 2, line - 1, line}):
+                # A line may continue the header above it (lit tests wrap long ones), but never
+                # with bare punctuation: `<<<` or `!!` there is junk, and this is where it is
+                # (unless it is the echo of a syntax error just above).
+                self.diagnostics.append(Diagnostic("warning", f"unexpected '{text[:40]}' at the start of a line",
+                                                   line, atom[3]))
             i = self._header_atom(builder, i)
 
         if len(self.frames) > 1:
@@ -306,6 +316,11 @@ class _Structurer:
             i += 1
         else:
             where = atoms[i] if i < len(atoms) else first
+            # A syntax error recovered just before (on this line or the two above) is why the
+            # name is missing here: tree-sitter's recovery consumed it. Report that place.
+            for d in reversed(self.diagnostics):
+                if where[2] - 2 <= d.line and (d.line, d.column) < (where[2], where[3]) and (d.line, d.column) != (1, 1):
+                    raise IRSyntaxError(f"{d.message}; the operation after it has no name", d.line, d.column)
             raise IRSyntaxError("expected an operation name after '='", where[2], where[3])
         op.results = results
         op.block = frame.block
