@@ -9,7 +9,6 @@ text, never hard-coded.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -32,7 +31,7 @@ from barrier_viz.facts.trace import Tracer
 from barrier_viz.inputs import load_unit, open_input
 from barrier_viz.ir.parse import parse_ir
 
-CORPUS = Path(os.environ.get("BARRIER_VIZ_CORPUS", Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"))
+from corpus_units import CORPUS  # noqa: E402 - the one place the corpus is located
 
 BAR3 = "!ttg.memdesc<3x1xi64, #shared, #smem, mutable>"
 BAR1 = "!ttg.memdesc<1xi64, #shared, #smem, mutable>"

@@ -8,7 +8,6 @@ issue 3's acceptance criteria on the seed lit files and on every final `.ttgir` 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from barrier_viz.facts.buffers import BufferFacts, buffer_facts, element_bits, p
 from barrier_viz.ir.parse import parse_ir
 from barrier_viz.session import select
 
-CORPUS = Path(os.environ.get("BARRIER_VIZ_CORPUS", Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"))
+from corpus_units import CORPUS  # noqa: E402 - the one place the corpus is located
 WS_LIT = CORPUS / "lit" / "Hopper" / "WarpSpecialization"
 
 _HEAD = """\

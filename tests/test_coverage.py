@@ -10,7 +10,6 @@ skip when it is absent.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from barrier_viz.session import select
 from cli_support import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("BARRIER_VIZ_CORPUS", REPO.parent / "shared" / "corpus"))
+from corpus_units import CORPUS  # noqa: E402 - the one place the corpus is located
 FIX = Path(__file__).parent / "fixtures" / "coverage"
 FA_MP = CORPUS / "real" / "fb-sm100__attn_fwd__persist_noncausal_hd128__doMemoryPlanner.mlir"
 FA_CP = CORPUS / "real" / "fb-sm100__attn_fwd__persist_noncausal_hd128__doCodePartition.mlir"

@@ -1,7 +1,7 @@
 """The eval harness: cases, mutation engine, scoring, agent-mode scoring, and the CI gate.
 
 The CI gate runs the deterministic eval over the committed cases (evals/cases) and, when it is
-there, over the shared GPU-observed corpus (../shared/corpus/gpu, each set's truth.json), and
+there, over the shared GPU-observed corpus (CORPUS/gpu, see tests/corpus_units.py; each set's truth.json), and
 asserts issue 6's thresholds. Misses the rules are known to have are listed with their reason
 in evals/config.yaml `known_misses`; the failing set must equal that list exactly, so a new miss
 fails CI and a fixed one must be struck from the list.
@@ -18,6 +18,7 @@ import yaml
 from typer.testing import CliRunner
 
 from barrier_viz.cli import app
+from corpus_units import CORPUS
 from barrier_viz.evals.cases import Case, discover, load_case, write_case
 from barrier_viz.evals.mutate import Source, mutants
 from barrier_viz.evals.runner import load_config, parse_agent_output, parse_insight, run_agent_cases, run_deterministic
@@ -26,7 +27,7 @@ from barrier_viz.evals.scoring import Reported, check_thresholds, score_case, su
 REPO = Path(__file__).resolve().parent.parent
 CASES = REPO / "evals" / "cases"
 CONFIG = REPO / "evals" / "config.yaml"
-GPU_CORPUS = REPO.parent / "shared" / "corpus" / "gpu"
+GPU_CORPUS = CORPUS / "gpu"
 
 
 def _read(path: Path) -> str:
@@ -113,7 +114,7 @@ def test_no_false_deadlock_on_unmodified_kernels(committed):
     assert not bad
 
 
-@pytest.mark.skipif(not GPU_CORPUS.is_dir(), reason="../shared/corpus/gpu not present")
+@pytest.mark.skipif(not GPU_CORPUS.is_dir(), reason=f"{GPU_CORPUS} not present (set BARRIER_VIZ_CORPUS)")
 def test_gpu_observed_corpus():
     """What the H200 did: every hang gets a hang-kind error, no completed run gets one."""
     cases = discover([GPU_CORPUS])

@@ -26,7 +26,7 @@ from barrier_viz.commands.graph_cmd import graph_document, render_graph
 from barrier_viz.session import select
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("BARRIER_VIZ_CORPUS", REPO.parent / "shared" / "corpus"))
+from corpus_units import CORPUS  # noqa: E402 - the one place the corpus is located
 REAL = CORPUS / "real"
 FA = REAL / "fa_fwd_persist_sm100.ttgir"
 SNAPSHOTS = Path(__file__).parent / "snapshots"

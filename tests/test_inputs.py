@@ -109,9 +109,9 @@ def test_lit_splits_ignore_check_lines() -> None:
     found = open_input(str(LIT))
     assert [u.kind for u in found.units] == ["split"] * 3
     assert [u.label for u in found.units] == [
-        "split 1 (@producer_consumer)",
-        "split 2 (@ping)",
-        "split 3 (@helper, @caller)",
+        "split 0 (@producer_consumer)",
+        "split 1 (@ping)",
+        "split 2 (@helper, @caller)",
     ]
     assert [(u.start_line, u.end_line) for u in found.units] == [
         (1, splits[0] - 1),
@@ -139,8 +139,8 @@ def test_several_modules_in_one_file(tmp_path: Path) -> None:
     found = open_input(str(both))
     first_len = len(_lines(PRE_PARTITION))
     assert [(u.kind, u.label) for u in found.units] == [
-        ("module", "module 1 (@gemm_pre_partition)"),
-        ("module", "module 2 (@gemm_aref)"),
+        ("module", "module 0 (@gemm_pre_partition)"),
+        ("module", "module 1 (@gemm_aref)"),
     ]
     assert [(u.start_line, u.end_line) for u in found.units] == [(1, first_len), (first_len + 1, first_len + len(_lines(AREF)))]
     assert found.units[1].text() == AREF.read_bytes()

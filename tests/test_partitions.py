@@ -7,7 +7,6 @@ Hand-written IR covers each partition source and role rule; the corpus tests (sk
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from barrier_viz.commands.partitions_cmd import key_ops_cell, partitions_documen
 from barrier_viz.facts.partitions import PartitionMap, module_warps
 from barrier_viz.session import select
 
-CORPUS = Path(os.environ.get("BARRIER_VIZ_CORPUS", Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"))
+from corpus_units import CORPUS  # noqa: E402 - the one place the corpus is located
 
 FINAL = """\
 #shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>

@@ -10,7 +10,6 @@ evaluated samples, not the formula strings.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from barrier_viz.session import Selection, default_function
 
 from corpus_units import is_dump, open_file
 
-CORPUS = Path(os.environ.get("BARRIER_VIZ_CORPUS", Path(__file__).resolve().parents[1].parent / "shared" / "corpus"))
+from corpus_units import CORPUS  # noqa: E402 - the one place the corpus is located
 REAL = CORPUS / "real"
 needs_corpus = pytest.mark.skipif(not REAL.is_dir(), reason="shared corpus not present")
 

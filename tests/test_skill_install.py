@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from barrier_viz.cli import app
 from barrier_viz.commands.skill_cmd import (
     KNOWN_KEYS,
+    MANIFEST,
     MAX_DESCRIPTION,
     SKILL_NAME,
     parse_frontmatter,
@@ -101,7 +102,9 @@ def test_install_into_a_project_writes_every_file_and_lists_it(tmp_path: Path, m
     for rel, data in packaged().items():
         assert (target / rel).read_bytes() == data
         assert f"{SKILL_NAME}/{rel}" in result.output
-    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == sorted(packaged())
+    written = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file() and p.name != MANIFEST)
+    assert written == sorted(packaged())
+    assert sorted((target / MANIFEST).read_text().splitlines()) == sorted(packaged())
     assert not list(target.parent.glob(".*tmp*")), "no staging folder left behind"
 
 
@@ -120,7 +123,33 @@ def test_second_install_needs_force(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     forced = install("--force")
     assert forced.exit_code == 0, forced.output
     assert (target / "SKILL.md").read_bytes() == packaged()["SKILL.md"]
-    assert not (target / "stale.md").exists()
+    # stale.md was not written by an install: --force keeps it and says so.
+    assert (target / "stale.md").read_text() == "from an older version"
+    assert f"kept .claude/skills/{SKILL_NAME}/stale.md" in forced.output
+
+
+def test_force_keeps_user_files_and_removes_only_what_an_install_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert install().exit_code == 0
+    target = tmp_path / ".claude" / "skills" / SKILL_NAME
+    (target / "my-notes.md").write_text("mine")
+    (target / "reference" / "my-kernel.md").write_text("also mine")
+    # An earlier version shipped reference/old.md: its install listed it in the manifest.
+    (target / "reference" / "old.md").write_text("shipped once")
+    with (target / MANIFEST).open("a") as fh:
+        fh.write("reference/old.md\n")
+
+    forced = install("--force")
+    assert forced.exit_code == 0, forced.output
+    assert (target / "my-notes.md").read_text() == "mine"
+    assert (target / "reference" / "my-kernel.md").read_text() == "also mine"
+    assert not (target / "reference" / "old.md").exists()
+    for rel, data in packaged().items():
+        assert (target / rel).read_bytes() == data
+    out = forced.output
+    assert f"kept .claude/skills/{SKILL_NAME}/my-notes.md" in out
+    assert f"kept .claude/skills/{SKILL_NAME}/reference/my-kernel.md" in out
+    assert f"removed .claude/skills/{SKILL_NAME}/reference/old.md" in out
 
 
 def test_force_does_not_replace_an_unrelated_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,6 @@ operand rings of the persistent GEMMs have slot = n % depth and the full/empty p
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,7 @@ from barrier_viz.analyses.symbolic import (
 from barrier_viz.facts.trace import Tracer
 from barrier_viz.ir.parse import parse_ir
 
-CORPUS = Path(os.environ.get("BARRIER_VIZ_CORPUS", Path(__file__).resolve().parents[1].parent / "shared" / "corpus"))
+from corpus_units import CORPUS  # noqa: E402 - the one place the corpus is located
 REAL = CORPUS / "real"
 
 

@@ -54,6 +54,21 @@ class Analysis:
         return buffer_facts(self.sel.ir, self.ops, self.partitions, self.tracer)
 
     @cached_property
+    def ssa_problems(self):
+        """Duplicate definitions, uses before definition and undefined values (`ir.ssa`)."""
+        from .ir.ssa import ssa_problems
+
+        return ssa_problems(self.sel.ir)
+
+    @cached_property
+    def unresolved_lines(self) -> set[int]:
+        """Lines of operations that depend on a value with an SSA problem: no verdict may rest
+        on them (`analyses.verdicts.demote_unresolved`)."""
+        from .ir.ssa import tainted_lines
+
+        return tainted_lines(self.sel.ir, self.ssa_problems)
+
+    @cached_property
     def num_ctas(self) -> int:
         """CTAs per cluster (`"ttg.num-ctas"`); above 1, peer CTAs share barriers and TMA bytes."""
         for top in self.sel.ir.operations:

@@ -17,7 +17,49 @@ import typer
 from . import __version__
 from .errors import InputError
 
+try:  # typer >= 0.20 vendors click
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+except ImportError:  # pragma: no cover - older typer on real click
+    from click.exceptions import ClickException, NoArgsIsHelpError
+from typer.core import TyperGroup
+
+
+class _OneLineUsageErrors(TyperGroup):
+    """Usage errors (an unknown option, a missing argument, a bad choice) keep the one-line
+    contract of every other error: `barrier-viz: error: COMMAND: what`, exit 2. Typer would print
+    a five-line panel that scripts and agents cannot parse. `--help` and a bare command still
+    print their help."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
+                              standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:
+            exc.show()
+            code = exc.exit_code
+        except typer.Abort:
+            typer.echo("barrier-viz: error: aborted", err=True)
+            code = 1
+        except ClickException as exc:
+            ctx = getattr(exc, "ctx", None)
+            names = []  # the subcommand path (`skill install`), whatever the program was called
+            while ctx is not None and ctx.parent is not None:
+                names.insert(0, ctx.info_name or "")
+                ctx = ctx.parent
+            where = " ".join(names) or "usage"
+            hint = f" (see `barrier-viz {' '.join(names) + ' ' if names else ''}--help`)"
+            message = " ".join(exc.format_message().replace("Value error, ", "").split())
+            typer.echo(f"barrier-viz: error: {where}: {message}{hint}", err=True)
+            code = exc.exit_code if exc.exit_code else 2
+        else:
+            code = rv if isinstance(rv, int) else 0
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
+
 app = typer.Typer(
+    cls=_OneLineUsageErrors,
     name="barrier-viz",
     help="Audit mbarrier synchronization in warp-specialized Triton kernels, from the IR.",
     no_args_is_help=True,
@@ -51,8 +93,11 @@ def _run(debug: bool, body: Callable[[], int | None]) -> None:
     2 for bad input or usage (one line naming file:line:col), 3 for our own bugs (one line;
     the traceback only with --debug). Output is flushed here so that a closed pipe
     (`barrier-viz ops x | head`) is handled like any other error, not at interpreter exit."""
+    from .progress import progress
+
     try:
-        code = body()
+        with progress():  # a bar on stderr for long runs, only when stderr is a terminal
+            code = body()
         sys.stdout.flush()
     except InputError as exc:
         _fail(str(exc), 2)
@@ -94,6 +139,21 @@ def _report_warnings(sel, strict: bool) -> list[str]:
     if len(lines) > 20:
         typer.echo(f"... and {len(lines) - 20} more warnings", err=True)
     return lines
+
+
+def _output_folder(out: str):
+    """The folder `--out` names, created if needed. A path that is a file, or that cannot be
+    created, is a usage error (exit 2), not an internal one."""
+    from pathlib import Path
+
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise InputError(out, "--out: exists and is not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(out, f"--out: cannot create the folder: {exc.strerror or exc}") from None
+    return path
 
 
 def _version(value: bool) -> None:
@@ -316,6 +376,7 @@ def check_cmd(
 
 class GraphFormat(str, Enum):
     ascii = "ascii"
+    text = "text"  # the same as ascii: every command takes `--format text` (README)
     dot = "dot"
     mermaid = "mermaid"
     json = "json"
@@ -326,7 +387,7 @@ def graph(
     input: InputArg,
     unit: UnitOpt = None,
     func: FuncOpt = None,
-    format: Annotated[GraphFormat, typer.Option("--format", "-f", help="Output format.")] = GraphFormat.ascii,
+    format: Annotated[GraphFormat, typer.Option("--format", "-f", help="Output format (text is ascii).")] = GraphFormat.ascii,
     strict: StrictOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -344,11 +405,14 @@ def graph(
 
             sys.stdout.write(dump(doc))
         else:
-            text = render_graph(doc, format.value)
-            if format.value == "ascii":  # a diagram of text lines: wrap at the terminal width like every text output
+            fmt = "ascii" if format is GraphFormat.text else format.value
+            text = render_graph(doc, fmt)
+            if fmt == "ascii":  # a diagram of text lines: wrap at the terminal width like every text output
                 from .render.console import print_lines
 
-                print_lines(text.rstrip("\n").split("\n"))
+                print_lines(text.rstrip("
+").split("
+"))
             else:
                 sys.stdout.write(text)
 
@@ -419,6 +483,7 @@ def phases(
 
 class ReportFormat(str, Enum):
     md = "md"
+    text = "text"  # the same as md: every command takes `--format text` (README)
     json = "json"
     compact = "compact"  # one line per fact, for agents (commands/digest.py)
 
@@ -428,7 +493,7 @@ def report_cmd(
     input: InputArg,
     unit: UnitOpt = None,
     func: FuncOpt = None,
-    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format: md (for people), json (every section's document), compact (one line per fact, for agents).")] = ReportFormat.md,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format: md or text (for people; the same Markdown), json (every section's document), compact (one line per fact, for agents).")] = ReportFormat.md,
     out: Annotated[Optional[str], typer.Option("--out", help="Also write report.md, insights.log and status.json (debug_helper's files) into this folder.")] = None,
     no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernel's barrier program.")] = False,
     strict: StrictOpt = False,
@@ -443,6 +508,7 @@ def report_cmd(
         from .commands.report_cmd import Report, write_debug_helper_files
         from .session import select
 
+        out_dir = _output_folder(out) if out else None  # a bad --out fails before the analysis
         sel = select(input, unit, func, require_function=True)
         warnings = _report_warnings(sel, strict)
         report = Report(sel, warnings, simulate=not no_simulate)
@@ -456,8 +522,11 @@ def report_cmd(
             sys.stdout.write(digest_text(digest_document(report)))
         else:
             sys.stdout.write(report.markdown())
-        if out:
-            status = write_debug_helper_files(report, Path(out))
+        if out_dir is not None:
+            try:
+                status = write_debug_helper_files(report, out_dir)
+            except OSError as exc:
+                raise InputError(out, f"--out: cannot write there: {exc.strerror or exc}") from None
             typer.echo(f"wrote {status.report_path}, {status.logs_path} and status.json", err=True)
 
     _run(debug, body)
@@ -468,9 +537,9 @@ def explore_cmd(
     input: InputArg,
     unit: UnitOpt = None,
     func: FuncOpt = None,
-    trips: Annotated[Optional[int], typer.Option("--trips", help="Iterations every loop with barrier operations must reach (default 5).")] = None,
-    max_states: Annotated[int, typer.Option("--max-states", help="Stop after this many distinct states.")] = 200_000,
-    timeout: Annotated[float, typer.Option("--timeout", help="Stop exploring after this many seconds.")] = 10.0,
+    trips: Annotated[Optional[int], typer.Option("--trips", min=1, help="Iterations every loop with barrier operations must reach, at least 1 (default 2: a persistent loop starts a second tile).", show_default=False)] = None,
+    max_states: Annotated[int, typer.Option("--max-states", min=1, help="Stop after this many distinct states (at least 1).")] = 200_000,
+    timeout: Annotated[float, typer.Option("--timeout", help="Stop exploring after this many seconds (more than 0).")] = 10.0,
     format: FormatOpt = Format.text,
     strict: StrictOpt = False,
     debug: DebugOpt = False,
@@ -481,6 +550,9 @@ def explore_cmd(
     def body() -> int:
         from .commands.explore_cmd import explore_document, render_explore_text
         from .session import select
+
+        if not timeout > 0 or timeout != timeout:  # NaN too
+            _fail(f"explore: --timeout {timeout}: must be more than 0 seconds", 2)
 
         sel = select(input, unit, func, require_function=True)
         warnings = _report_warnings(sel, strict)

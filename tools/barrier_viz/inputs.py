@@ -57,6 +57,17 @@ _TTGIR = re.compile(rb"\b(?:ttg|ttng)\.[a-z_]+|#ttg\.|\btt\.func\b")
 _MODULE_LINE = re.compile(rb"^module\b|^\"builtin\.module\"")
 _MODULE_START = re.compile(rb"(?m)^(?:module\b|\"builtin\.module\")")
 _TRAILING_LOC = re.compile(rb"^#loc\d+ = ")
+# A line MLIR could have printed: results assigned an operation, a dialect-qualified operation
+# (custom or generic form), a module, or an attribute/type alias. A unit with none is notes or
+# prose (a `.txt` next to the IR in a dump folder), not IR: listing it would promise a unit that
+# every analysing command then rejects. Dialects and ops are lowercase (`e.g.`, `README.md` are not).
+_IR_LINE = re.compile(
+    rb'(?m)^[ \t]*(?:%[^\s=,]+(?:[ \t]*,[ \t]*%[^\s=,]+)*[ \t]*=[ \t]*["a-z_]'
+    rb'|"?[a-z_][a-z0-9_]+\.[a-z_][\w$.]*"?(?:[ \t(<{"]|$)'
+    rb'|(?:module|"builtin\.module")(?:[ \t]*[@{(]|[ \t]+attributes\b|[ \t]*$)'
+    rb'|[#!][\w$.-]+[ \t]*=)'
+)
+_PROGRESS_CHUNK = 4 << 20  # bytes scanned between two progress ticks
 
 
 @dataclass
@@ -223,13 +234,20 @@ class _Pending:
 def scan_units(source: Source) -> list[Unit]:
     """Stream `source` once and cut it into units. Raises InputError for binary, non-UTF-8 or
     empty input."""
+    from .progress import tick
+
     pending: list[_Pending] = []
     cur = _Pending("file", Path(source.display).name, 1)
     saw_split = saw_header = False
     total = 0
     lineno = 0
+    size = source.path.stat().st_size if source.path is not None and not source.compressed else None
+    reported = 0
     for lineno, raw in enumerate(source.lines(), 1):
         total += len(raw)
+        if total - reported >= _PROGRESS_CHUNK:  # a 200 MB file: one tick per scanned chunk
+            tick(f"scanning {Path(source.display).name}", n=total - reported, total=size)
+            reported = total
         if b"\x00" in raw:
             raise InputError(source.display, "binary data (NUL byte): not IR text", lineno, raw.index(b"\x00") + 1)
         try:
@@ -261,13 +279,13 @@ def scan_units(source: Source) -> list[Unit]:
         raise InputError(source.display, "empty file", 1, 1)
 
     units: list[Unit] = []
-    split_no = 0
+    split_no = -1  # labels count from 0, like unit indices: "split N" is the file's N-th piece
     for p in pending:
         body = b"".join(p.body)
         if p.kind == "split" or (saw_split and p.kind == "file"):
             split_no += 1
-        if not body.strip():
-            continue
+        if not body.strip() or not _IR_LINE.search(body):
+            continue  # comments, blank lines, or prose: no unit
         if saw_header and p.kind == "file" and not _TTGIR.search(body) and b"module" not in body:
             continue  # stderr noise before the first dump header
         kind = p.kind
@@ -284,7 +302,7 @@ def scan_units(source: Source) -> list[Unit]:
             unit._text = source.data
         units.extend(_split_modules(unit, body) if kind == "file" else [unit])
     if not units:
-        raise InputError(source.display, "no IR found (only comments or blank lines)", 1, 1)
+        raise InputError(source.display, "no IR found (no MLIR operation: only comments, prose or blank lines)", 1, 1)
     for i, u in enumerate(units):
         u.index = i
     return units
@@ -359,7 +377,7 @@ def _split_modules(unit: Unit, body: bytes) -> list[Unit]:
         last = starts[k + 1] - 1 if k + 1 < len(starts) else len(lines) - 1
         chunk = b"".join(lines[first : last + 1])
         functions = _function_names(chunk)
-        label = f"module {k + 1}" + (f" (@{functions[0]})" if functions else "")
+        label = f"module {k}" + (f" (@{functions[0]})" if functions else "")  # 0-based, like indices
         u = Unit(0, "module", label, unit.source, unit.start_line + first, unit.start_line + last,
                  len(chunk), functions, _flags(chunk))
         u._text = chunk
@@ -427,6 +445,14 @@ def load_unit(unit: Unit) -> ParsedIR:
         parsed = parse_ir(text, line_offset=unit.start_line - 1)
     except IRSyntaxError as exc:
         raise InputError(unit.path, exc.message, exc.line, exc.column) from None
+    from .ir.ssa import ssa_problems
+
+    # Invalid SSA (a duplicate definition, a use before its definition, an undefined value) is
+    # reported like a recovered syntax error: a warning with its position, fatal with --strict.
+    # After a recovered syntax error they are mostly its echo (the recovery swallowed the
+    # definitions), so only the syntax error is printed; verdicts still never rest on them.
+    if not parsed.warnings:
+        parsed.diagnostics.extend(p.diagnostic() for p in ssa_problems(parsed))
     if len(_CACHE) > 16:
         _CACHE.clear()
     _CACHE[key] = parsed

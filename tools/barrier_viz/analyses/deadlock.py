@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir.model import Operation
+from ..render.words import plural
 from .findings import Finding, Kind, Severity, finding
 from .machine import Params
 from .schedule import POLICIES, Blocked, RunResult, choose_params, default_trips, run
@@ -180,8 +181,8 @@ def _cadence_problem(b: Blocked, threads, arrivers: set[str]) -> str | None:
     passed = slot.passes.get(b.thread.index, 0)
     ahead = 1 if _first_parity(b) == 0 else 0
     if slot.completions >= passed + ahead + 1:
-        return (f"overrun: the slot completed {slot.completions} phases while this partition passed {passed} "
-                "wait(s) on it, so the parity it polls came back before it looked")
+        return (f"overrun: the slot completed {plural(slot.completions, 'phase')} while this partition passed "
+                f"{plural(passed, 'wait')} on it, so the parity it polls came back before it looked")
     came = {threads[i].name for i in slot.phase_arrivers if i < len(threads)}
     if 0 < slot.pending < slot.count and arrivers and arrivers <= came:
         return (f"every partition that arrives on it ({', '.join(sorted(arrivers))}) has arrived for this phase, "

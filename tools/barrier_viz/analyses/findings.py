@@ -34,6 +34,8 @@ class Kind(str, Enum):
     BUFFER_SINGLE_COPY = "buffer.single_copy"
     ARRIVE_UNPAIRED = "arrive.unpaired"
     BARRIER_UNUSED = "barrier.unused"
+    # Not a verdict: a finding that would rest on a value the IR does not define soundly.
+    LIMIT_UNRESOLVED_VALUE = "limit.unresolved_value"
 
 
 HANG_KINDS = frozenset(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..ir.model import Operation
+from ..progress import tick
 from .machine import Join, Machine, Params, SimulationError, Step, Thread, Wait
 
 
@@ -75,6 +76,7 @@ def run(function: Operation, params: Params | None = None, policy: str = "in_ord
     With `stop_trips`, stop ("covered") once every loop holding barrier operations has run that
     many iterations: enough for rings to wrap and a second tile to start. `observer(machine)` is
     called after every step (for state counting)."""
+    tick(f"schedule {policy}")  # progress on a terminal (barrier_viz.progress); free otherwise
     machine = Machine(function, params)
     try:
         threads = machine.start()

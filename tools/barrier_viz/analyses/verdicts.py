@@ -35,8 +35,45 @@ def check(analysis, simulate: bool = True) -> CheckResult:
                 twin.settle_outcome()
                 continue
             found.append(f)
+    found = demote_unresolved(found, analysis)
     found.sort(key=Finding.sort_key)
     return CheckResult(found, dyn)
+
+
+def demote_unresolved(findings: list[Finding], analysis) -> list[Finding]:
+    """A verdict that involves an operation using an unsoundly defined value (undefined, used
+    before its definition, defined twice) says nothing about the kernel: the analysis resolved
+    that value to nothing, or to the wrong definition. Each such finding becomes a
+    `limit.unresolved_value` note (info) that names the problem and keeps what it would have said."""
+    tainted = analysis.unresolved_lines
+    if not tainted:
+        return findings
+    from ..ir.vocab import AREF_OPS, ASYNC_ARRIVE_OPS, MBARRIER_OPS, NAMED_BARRIER_OPS, NVWS_TOKEN_OPS
+    from .findings import Severity, finding
+
+    sync = MBARRIER_OPS | NAMED_BARRIER_OPS | ASYNC_ARRIVE_OPS | NVWS_TOKEN_OPS | AREF_OPS
+    # A synchronising op on such a value breaks the barrier program as a whole: every ordering
+    # (and so every deadlock or race) the simulation derives may pass through it.
+    whole = any(op.line in tainted and op.name in sync for op in analysis.ops)
+
+    problems = [{"kind": p.kind, "value": p.name, "line": p.line, "column": p.column, "message": p.message}
+                for p in analysis.ssa_problems]
+    out: list[Finding] = []
+    for f in findings:
+        if f.severity is Severity.info or not (whole or set(f.lines) & tainted):
+            out.append(f)
+            continue
+        first = problems[0]
+        out.append(finding(
+            Kind.LIMIT_UNRESOLVED_VALUE, Severity.info,
+            f"not judged: the {f.kind} {f.severity.value} at lines {', '.join(map(str, f.lines))} depends on a value "
+            f"the IR does not define soundly (line {first['line']}: {first['message']}"
+            + (f"; and {len(problems) - 1} more" if len(problems) > 1 else "") + ").",
+            lines=f.lines, partitions=f.partitions, barrier=f.barrier, buffer_id=f.buffer_id,
+            evidence={"ssa_problems": problems[:10],
+                      "would_report": {"kind": f.kind, "severity": f.severity.value, "message": f.message}},
+            suggestion="Fix the IR (every value defined once, before its uses) and rerun."))
+    return out
 
 
 def _same_cause(static: Finding, dynamic: Finding) -> bool:

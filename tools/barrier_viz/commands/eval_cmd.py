@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ..evals.cases import Case, discover
+from ..render.words import plural
 from ..evals.runner import live_agent_runner, load_config, run_agent_cases, run_deterministic
-from ..evals.scoring import CaseScore, check_thresholds, summarize
+from ..evals.scoring import CaseScore, check_thresholds, summarize, unmeasured_thresholds
 
 SCHEMA = "barrier-viz/eval/v1"
 
@@ -71,6 +72,8 @@ def eval_document(case_paths: list[str], mode: str = "deterministic", *, config:
     cases = discover(case_paths)
     if not cases:
         raise ValueError(f"no eval cases under {', '.join(case_paths)}")
+    if config and not Path(config).is_file():
+        raise ValueError(f"--config {config}: no such file")
     cfg = load_config(Path(config) if config else default_config(case_paths))
     if mode == "deterministic":
         scores = run_deterministic(cases, jobs)
@@ -85,17 +88,21 @@ def eval_document(case_paths: list[str], mode: str = "deterministic", *, config:
     if summary["errors"]:
         # a case that could not be scored (a crash, a missing agent output) proves nothing either way
         failures.append(f"{summary['errors']} case(s) crashed or had no output to score")
-    doc = {"schema": SCHEMA, "mode": mode, "summary": summary, "thresholds": cfg["thresholds"],
-           "threshold_failures": failures, "cases": [_case_doc(s) for s in scores]}
+    # Second key "input" like every other command's document (what was scored), then the mode.
+    doc = {"schema": SCHEMA, "input": {"cases": list(case_paths), "config": str(config) if config else None},
+           "mode": mode, "summary": summary, "thresholds": cfg["thresholds"],
+           "threshold_failures": failures,
+           "thresholds_not_measured": unmeasured_thresholds(summary, cfg["thresholds"]),
+           "cases": [_case_doc(s) for s in scores]}
     return doc, not failures
 
 
 def render_eval_text(doc: dict[str, Any], echo) -> None:
     s = doc["summary"]
-    echo(f"barrier-viz eval ({doc['mode']}): {s['cases']} cases, {s['passed']} passed, {s['errors']} crashed")
-    echo(f"deadlock recall: {s['deadlock_recall']} over {s['deadlock_cases']} hang cases")
+    echo(f"barrier-viz eval ({doc['mode']}): {plural(s['cases'], 'case')}, {s['passed']} passed, {s['errors']} crashed")
+    echo(f"deadlock recall: {_measured(s['deadlock_recall'])} over {s['deadlock_cases']} hang cases")
     echo(f"false deadlocks: {s['false_deadlocks']} on {s['known_good_cases']} known-good/benign cases")
-    echo(f"race recall: {s['race_recall']} over {s['race_expectations']} race expectations")
+    echo(f"race recall: {_measured(s['race_recall'])} over {s['race_expectations']} race expectations")
     echo(f"GPU runs that completed but were called a hang: {s['observed_completions_flagged']}")
     echo("")
     echo(f"{'kind':32} {'recall':>7} {'precision':>9} {'support':>7} {'false+':>6}")
@@ -119,7 +126,17 @@ def render_eval_text(doc: dict[str, Any], echo) -> None:
         for f in c["false_findings"]:
             echo(f"    false {f['kind']} ({f['severity']}, absent {f['absent']}) lines {f['lines'][:8]}: {f['message'][:140]}")
     echo("")
+    unmeasured = doc.get("thresholds_not_measured", [])
     if doc["threshold_failures"]:
         echo("thresholds MISSED: " + "; ".join(doc["threshold_failures"]))
     else:
-        echo("thresholds met: " + ", ".join(f"{k}={v}" for k, v in doc["thresholds"].items()))
+        met = [f"{k}={v}" for k, v in doc["thresholds"].items() if k not in unmeasured]
+        echo("thresholds met: " + (", ".join(met) or "none measured"))
+    if unmeasured:
+        echo("thresholds not measured (no cases of that kind): "
+             + ", ".join(f"{k}={doc['thresholds'][k]}" for k in unmeasured))
+
+
+def _measured(value) -> str:
+    """A rate, or "not measured" when there was nothing to measure it over."""
+    return "not measured" if value is None else str(value)

@@ -26,6 +26,9 @@ class ExploreDoc(BaseModel):
     bounds: dict[str, Any]
     schedules: list[dict[str, Any]]
     reason: str = ""
+    # Per loop holding barrier operations: the most iterations one entry reached in any schedule
+    # and how often the loop finished, so "clean within bounds" says what the bounds covered.
+    loops: list[dict[str, Any]] = []
     warnings: list[str] = []
 
 
@@ -48,6 +51,12 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         if not any(f.kind.startswith("deadlock.") for f in findings):
             result = "race"
     findings += race_findings(res.races)
+    if findings:
+        from ..analyses.verdicts import demote_unresolved
+
+        findings = demote_unresolved(findings, Analysis(sel))
+        if result in ("deadlock", "race") and not any(f.severity.value == "error" for f in findings):
+            result = "not_judged"  # every finding rested on an unsoundly defined value
     return ExploreDoc(
         input=InputRef(**sel.input_ref()),
         result=result,
@@ -57,8 +66,29 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         bounds=res.bounds(),
         schedules=[{"policy": r.policy, "outcome": r.outcome, "steps": r.steps} for r in res.runs],
         reason=res.reason,
+        loops=explored_loops(sel.function, res),
         warnings=warnings or [],
     )
+
+
+_BARRIER_OPS = ("ttng.wait_barrier", "ttng.arrive_barrier", "ttng.barrier_expect", "ttng.tc_gen5_commit",
+                "ttng.async_tma_copy_global_to_local", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
+
+
+def explored_loops(function, res: ExploreResult) -> list[dict[str, Any]]:
+    """Each loop holding barrier operations, in written order, with the most iterations one of
+    its entries reached over all schedules run (`trips`) and the most times it finished in one
+    schedule (`exits`)."""
+    machines = [r.machine for r in res.runs if r.machine is not None]
+    out = []
+    for op in function.walk():
+        if op.name not in ("scf.for", "scf.while") or not any(o.name in _BARRIER_OPS for o in op.walk()):
+            continue
+        key = id(op)
+        out.append({"line": op.line, "op": op.name,
+                    "trips": max((m.loop_trips.get(key, 0) for m in machines), default=0),
+                    "exits": max((m.loop_exits.get(key, 0) for m in machines), default=0)})
+    return out
 
 
 def render_explore_text(doc: ExploreDoc) -> None:
@@ -69,6 +99,9 @@ def render_explore_text(doc: ExploreDoc) -> None:
     out.append(f"result: {doc.result}" + (f" ({doc.reason})" if doc.reason else ""))
     out.append(f"{len(doc.schedules)} schedule(s), {doc.states} distinct state(s), {doc.seconds:.2f} s; bounds: "
               + ", ".join(f"{k}={v}" for k, v in b.items()))
+    if doc.loops:
+        out.print(f"trips explored (required {doc.bounds.get('trips')} per loop): "
+                  + "; ".join(f"{lp['op']} line {lp['line']}: {lp['trips']}" for lp in doc.loops))
     for f in doc.findings:
         out.append(f"\n{f.severity.value.upper()} {f.kind} -> {f.outcome}  lines {', '.join(map(str, f.lines))}")
         out.append(f"  {f.message}")

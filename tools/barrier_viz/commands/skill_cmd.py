@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -27,11 +27,18 @@ KNOWN_KEYS = frozenset({"name", "description", "allowed-tools", "license", "meta
 _NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
+# The files one install wrote, one relative path a line: the next `--force` replaces or removes
+# exactly these (and the packaged ones), and keeps every other file in the folder.
+MANIFEST = ".barrier-viz-files"
+
+
 @dataclass(frozen=True)
 class InstallResult:
     target: Path
     files: list[str]
     replaced: bool
+    kept: list[str] = field(default_factory=list)  # files in the folder the installer did not write
+    removed: list[str] = field(default_factory=list)  # files an earlier install wrote, no longer shipped
 
 
 def skill_source() -> Traversable:
@@ -127,6 +134,13 @@ def install_skill(dest: str | None, *, user: bool, force: bool, cwd: Path | None
         raise InputError(str(skill_source()), "the packaged skill has no SKILL.md")
     validate_frontmatter(parse_frontmatter(by_name["SKILL.md"].decode("utf-8")))
 
+    try:
+        return _install(target, files, force)
+    except OSError as exc:  # a --dest that is a file, a read-only folder: the user's to fix (exit 2)
+        raise InputError(str(target), f"cannot write the skill there: {exc.strerror or exc}") from None
+
+
+def _install(target: Path, files: list[tuple[str, bytes]], force: bool) -> InstallResult:
     replaced = False
     if target.exists() or target.is_symlink():
         if not force:
@@ -134,17 +148,52 @@ def install_skill(dest: str | None, *, user: bool, force: bool, cwd: Path | None
         _check_replaceable(target)
         replaced = True
 
-    staging = target.parent / f".{SKILL_NAME}.tmp-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
+    if not replaced:
+        # A fresh install: stage the folder and rename it into place, so a failure leaves nothing.
+        staging = target.parent / f".{SKILL_NAME}.tmp-{os.getpid()}"
+        if staging.exists():
+            shutil.rmtree(staging)
+        _write_files(staging, files)
+        staging.rename(target)
+        return InstallResult(target=target, files=[rel for rel, _ in files], replaced=False)
+
+    # --force: replace what an install owns (the packaged files, and what the last install's
+    # manifest lists), file by file; the user's own files in the folder are kept and listed.
+    shipped = {rel for rel, _ in files}
+    owned = shipped | _manifest(target)
+    removed = []
+    for rel in sorted(owned - shipped):
+        path = target / rel
+        if path.is_file() and not path.is_symlink() and path.resolve().is_relative_to(target.resolve()):
+            path.unlink()
+            removed.append(rel)
+    _write_files(target, files)
+    kept = sorted(p.relative_to(target).as_posix() for p in target.rglob("*")
+                  if (p.is_file() or p.is_symlink()) and p.relative_to(target).as_posix() not in owned
+                  and p.name != MANIFEST)
+    return InstallResult(target=target, files=sorted(shipped), replaced=True, kept=kept, removed=removed)
+
+
+def _write_files(folder: Path, files: list[tuple[str, bytes]]) -> None:
+    """Write each file through a temporary name and an atomic rename, then the manifest."""
     for rel, data in files:
-        path = staging / rel
+        path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    if replaced:
-        shutil.rmtree(target)
-    staging.rename(target)
-    return InstallResult(target=target, files=[rel for rel, _ in files], replaced=replaced)
+        if path.is_symlink():
+            path.unlink()  # never write through a link planted in the skill folder
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    (folder / MANIFEST).write_text("".join(f"{rel}\n" for rel, _ in files), encoding="utf-8")
+
+
+def _manifest(target: Path) -> set[str]:
+    """The relative paths the previous install wrote (empty for an install that predates it)."""
+    try:
+        lines = (target / MANIFEST).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return {line for line in lines if line and not line.startswith("/") and ".." not in Path(line).parts}
 
 
 def _check_replaceable(target: Path) -> None:
@@ -165,5 +214,7 @@ def render_install_text(result: InstallResult, *, cwd: Path | None = None) -> st
     verb = "replaced" if result.replaced else "installed"
     lines = [f"{verb} skill {SKILL_NAME} in {where}/"]
     lines += [f"  wrote {where}/{rel}" for rel in result.files]
+    lines += [f"  removed {where}/{rel} (written by an earlier install, no longer shipped)" for rel in result.removed]
+    lines += [f"  kept {where}/{rel} (not written by the installer)" for rel in result.kept]
     lines.append("Claude Code picks it up in sessions started from now on; ask it to visualize or audit barriers.")
     return "\n".join(lines)

@@ -26,8 +26,19 @@ def load_config(path: Path | None) -> dict[str, Any]:
     """`evals/config.yaml` (thresholds); the defaults are issue 6's acceptance numbers."""
     if path is None or not Path(path).is_file():
         return DEFAULT_CONFIG
-    data = yaml.safe_load(Path(path).read_text()) or {}
-    return {"thresholds": dict(data.get("thresholds") or DEFAULT_CONFIG["thresholds"])}
+    # A config that does not say what it means is a usage error (ValueError: exit 2), never a
+    # silent fallback to the defaults nor an internal error.
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path}: not a readable YAML config: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: the config must be a mapping with a 'thresholds' mapping")
+    thresholds = data.get("thresholds") or DEFAULT_CONFIG["thresholds"]
+    if not isinstance(thresholds, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in thresholds.values()):
+        raise ValueError(f"{path}: 'thresholds' must map names to numbers")
+    return {"thresholds": dict(thresholds)}
 
 
 # -- deterministic -------------------------------------------------------------------------------
@@ -54,11 +65,22 @@ def _det(case: Case) -> CaseScore:
 
 def run_deterministic(cases: list[Case], jobs: int | None = None) -> list[CaseScore]:
     """Score every case with `check`; `jobs` > 1 spreads cases over processes."""
+    from ..progress import progress
+
     jobs = jobs or min(4, os.cpu_count() or 1)
-    if jobs <= 1 or len(cases) < 8:
-        return [_det(c) for c in cases]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_det, cases, chunksize=4))
+    with progress("eval", total=len(cases)) as advance:
+        if jobs <= 1 or len(cases) < 8:
+            scores = []
+            for c in cases:
+                scores.append(_det(c))
+                advance(what=c.name)
+            return scores
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            scores = []
+            for s in pool.map(_det, cases, chunksize=4):
+                scores.append(s)
+                advance(what=s.case.name)
+            return scores
 
 
 # -- agent ---------------------------------------------------------------------------------------

@@ -167,6 +167,11 @@ def summarize(scores: list[CaseScore]) -> dict[str, Any]:
     }
 
 
+def unmeasured_thresholds(summary: dict[str, Any], thresholds: dict[str, Any]) -> list[str]:
+    """Thresholds the summary has no value for (a recall over zero cases): neither met nor missed."""
+    return [k for k in thresholds if k != "min_cases" and summary.get(k[4:] if k.startswith("max_") else k) is None]
+
+
 def check_thresholds(summary: dict[str, Any], thresholds: dict[str, Any]) -> list[str]:
     """Every threshold the summary misses, one sentence each (empty when all hold)."""
     out = []

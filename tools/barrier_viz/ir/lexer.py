@@ -47,6 +47,7 @@ _ATOMIC = {
 }
 _PUNCT = frozenset({"{", "}", "(", ")", "[", "]", ",", "=", ":", "->"})
 _ATTRIBUTE_NODES = frozenset({"attribute", "dictionary_attribute"})
+_CLOSERS = {")": "(", "]": "[", ">": "<", "}": "{"}
 
 
 _DIALECT_TYPE = re.compile(rb"![A-Za-z_][\w$]*\.[\w$.]*<")
@@ -160,12 +161,24 @@ def lex(source: bytes, line_offset: int = 0, mask: bool = True) -> tuple[list[At
             pass
         elif node.is_missing:
             row, col = node.start_point
-            diagnostics.append(
-                Diagnostic("warning", f"missing '{ntype}'", row + 1 + line_offset, col + 1)
-            )
+            if ntype in _CLOSERS and node.parent is not None and node.parent.start_point[0] < row:
+                # tree-sitter inserts a missing `)` where its recovery ended, often many lines
+                # later; what is wrong is the construct that opened it: point there.
+                row, col = node.parent.start_point
+                diagnostics.append(Diagnostic("warning", f"'{_CLOSERS[ntype]}' is never closed (missing '{ntype}')",
+                                              row + 1 + line_offset, col + 1))
+            else:
+                diagnostics.append(
+                    Diagnostic("warning", f"missing '{ntype}'", row + 1 + line_offset, col + 1)
+                )
         elif ntype in atomic:
             sb, eb = node.start_byte, node.end_byte
             row, col = node.start_point
+            if eb == sb:
+                # tree-sitter made up an empty token (`%z =` with no operation after it): we do not
+                # descend into atoms, so say here that it is missing, where it should have been.
+                diagnostics.append(Diagnostic("warning", f"missing {ntype.replace('_', ' ')}",
+                                              row + 1 + line_offset, col + 1))
             append((atomic[ntype], source[sb:eb].decode("utf-8", "replace"), row + 1 + line_offset, col + 1, sb, eb))
         elif ntype in _ATTRIBUTE_NODES and source[node.start_byte : node.start_byte + 1] == b"{":
             sb, eb = node.start_byte, node.end_byte

@@ -81,6 +81,9 @@ class Operation:
     result_types: list[str] = field(default_factory=list)
     operands: list[str] = field(default_factory=list)
     operand_tokens: list[str] = field(default_factory=list)
+    # Where each operand is written, (line, column), parallel to `operands`: diagnostics about a
+    # use (an undefined value) point at the use itself.
+    operand_positions: list[tuple[int, int]] = field(default_factory=list)
     # Bracket/paren depth each operand was written at (parallel to `operands`): 0 = positional,
     # 1 = inside `[...]` (TMA coordinates, `%d[%token]`, `%bar[%pred]`). Lets facts pick
     # positional operands without re-reading the text.

@@ -35,6 +35,7 @@ class IRSyntaxError(Exception):
 
 
 _LABEL = re.compile(r"^[A-Za-z_][\w.]*$")
+_STRAY = re.compile(r"[^\w\s\"()\[\]{},:=>-]+|[<>]{2,}")
 _RESULT = re.compile(r"^(%[^:#\s]+)(?::(\d+))?$")
 _BLOCK_LABEL = re.compile(r"^(\^[\w$.-]+)\s*(?:\((.*)\))?\s*:?\s*$", re.S)
 
@@ -81,8 +82,99 @@ def parse_ir(source: bytes | str, line_offset: int = 0) -> ParsedIR:
     """Parse one unit of IR text. Raises `IRSyntaxError` for input that has no usable structure
     (unbalanced braces, truncation, no operations); recovered syntax errors become warnings."""
     data = source.encode("utf-8") if isinstance(source, str) else source
+    _reject_line_continuations(data, line_offset)
     atoms, diagnostics = lex(data, line_offset)
-    return _Structurer(data, atoms, diagnostics).run()
+    try:
+        return _Structurer(data, atoms, diagnostics).run()
+    except IRSyntaxError as exc:
+        # An unterminated string swallows the lines after it (braces included), and the structure
+        # error shows up far away, even before it: MLIR strings end on their line, so the string
+        # is what is wrong.
+        string = _first_unterminated_string(data, line_offset)
+        if string is not None:
+            raise IRSyntaxError("unterminated string literal (strings end on the line they start)", *string) from None
+        raise
+
+
+_CONTINUATION = re.compile(rb"\\[ \t]*\r?$", re.M)
+
+
+def _reject_line_continuations(data: bytes, line_offset: int) -> None:
+    """A `\\` ending a line (outside a comment or string) is a shell/C-preprocessor line
+    continuation: MLIR has none, and tree-sitter would misread what follows (reporting, much
+    later, unbalanced braces). Say so, at the backslash."""
+    if b"\\" not in data:
+        return
+    for m in _CONTINUATION.finditer(data):
+        start = data.rfind(b"\n", 0, m.start()) + 1
+        prefix = data[start : m.start()]
+        if prefix.lstrip().startswith(b"//") or b"//" in _outside_strings(prefix):
+            continue
+        if _open_quote(prefix):
+            continue
+        line = data.count(b"\n", 0, m.start()) + 1 + line_offset
+        column = len(prefix.decode("utf-8", "replace")) + 1
+        raise IRSyntaxError("line continuation is not MLIR: a '\\' at the end of a line does not join lines; "
+                            "write the construct on one line", line, column)
+
+
+def _outside_strings(text: bytes) -> bytes:
+    """`text` with the bodies of its string literals removed (for finding `//` comments)."""
+    out = bytearray()
+    quoted = False
+    k = 0
+    while k < len(text):
+        c = text[k]
+        if quoted and c == 0x5C:
+            k += 2
+            continue
+        if c == 0x22:
+            quoted = not quoted
+        elif not quoted:
+            out.append(c)
+        k += 1
+    return bytes(out)
+
+
+def _open_quote(text: bytes) -> bool:
+    """Does `text` (one line, or the start of one) end inside a string literal?"""
+    quoted = False
+    k = 0
+    while k < len(text):
+        c = text[k]
+        if quoted and c == 0x5C:
+            k += 2
+            continue
+        if c == 0x22:
+            quoted = not quoted
+        elif not quoted and c == 0x2F and text[k : k + 2] == b"//":
+            return False
+        k += 1
+    return quoted
+
+
+def _first_unterminated_string(data: bytes, line_offset: int) -> tuple[int, int] | None:
+    """(line, column) of the first `"` whose string does not end on its line, or None."""
+    if b'"' not in data:
+        return None
+    for lineno, raw in enumerate(data.split(b"\n"), 1):
+        if b'"' not in raw or raw.lstrip().startswith(b"//"):
+            continue
+        if _open_quote(raw):
+            quoted = False
+            k = 0
+            opened = 0
+            while k < len(raw):
+                c = raw[k]
+                if quoted and c == 0x5C:
+                    k += 2
+                    continue
+                if c == 0x22:
+                    quoted = not quoted
+                    opened = k
+                k += 1
+            return lineno + line_offset, len(raw[:opened].decode("utf-8", "replace")) + 1
+    return None
 
 
 class _Structurer:
@@ -90,10 +182,15 @@ class _Structurer:
         self.source = source
         self.atoms = atoms
         self.diagnostics = diagnostics
+        # Lines where tree-sitter skipped text it could not read (what follows may be its echo).
+        self.lexer_lines = {d.line for d in diagnostics if d.message.startswith("syntax error")}
         self.aliases: dict[str, str] = {}
         self.top = Block()
         self.frames: list[_Frame] = [_Frame(None, self.top, None, None)]
         self.ops: list[Operation] = []
+        # The first region whose `}` is not indented like the line that opened it: in printed
+        # IR they always match, so when the braces do not balance this is where they went wrong.
+        self.misnested: tuple[Atom, Atom] | None = None
 
     # -- driver -------------------------------------------------------------------------------
     def run(self) -> ParsedIR:
@@ -131,12 +228,25 @@ class _Structurer:
                 )
                 i += 1
                 continue
+            if (first_on_line and builder.depth == 0 and kind == "X" and _STRAY.fullmatch(text)
+                    and not self.lexer_lines & {line - 2, line - 1, line}):
+                # A line may continue the header above it (lit tests wrap long ones), but never
+                # with bare punctuation: `<<<` or `!!` there is junk, and this is where it is
+                # (unless it is the echo of a syntax error just above).
+                self.diagnostics.append(Diagnostic("warning", f"unexpected '{text[:40]}' at the start of a line",
+                                                   line, atom[3]))
             i = self._header_atom(builder, i)
 
         if len(self.frames) > 1:
             frame = self.frames[-1]
             opener = frame.open_atom
             last = atoms[-1] if atoms else ("", "", 1, 1, 0, 0)
+            if self.misnested is not None:
+                opened, closed = self.misnested
+                self._raise_cause_within(opened, closed)
+                raise IRSyntaxError(
+                    f"the region opened here is not closed: the '}}' at line {closed[2]} is indented like an "
+                    f"enclosing region's, and input ends with regions open", opened[2], opened[3])
             where = f" (opened at line {opener[2]})" if opener else ""
             raise IRSyntaxError(
                 f"unexpected end of input: region{where} is not closed", last[2], last[3] + len(last[1])
@@ -206,6 +316,11 @@ class _Structurer:
             i += 1
         else:
             where = atoms[i] if i < len(atoms) else first
+            # A syntax error recovered just before (on this line or the two above) is why the
+            # name is missing here: tree-sitter's recovery consumed it. Report that place.
+            for d in reversed(self.diagnostics):
+                if where[2] - 2 <= d.line and (d.line, d.column) < (where[2], where[3]) and (d.line, d.column) != (1, 1):
+                    raise IRSyntaxError(f"{d.message}; the operation after it has no name", d.line, d.column)
             raise IRSyntaxError("expected an operation name after '='", where[2], where[3])
         op.results = results
         op.block = frame.block
@@ -259,6 +374,7 @@ class _Structurer:
             else:
                 op.operands.append(text)
                 op.operand_depths.append(b.depth)
+                op.operand_positions.append((atom[2], atom[3]))
         elif kind == "X":
             if b.depth == 0:
                 op.literals.append(text)
@@ -286,6 +402,7 @@ class _Structurer:
             else:
                 op.operands.append(text)
                 op.operand_depths.append(b.depth)
+                op.operand_positions.append((atom[2], atom[3]))
         elif kind == "C":
             op.successors.append(text)
         b.header.append((kind, text, b.depth))
@@ -342,8 +459,17 @@ class _Structurer:
     def _close_region(self, i: int) -> int:
         atom = self.atoms[i]
         if len(self.frames) == 1:
+            if self.misnested is not None:
+                opened, closed = self.misnested
+                self._raise_cause_within(opened, closed)
+                raise IRSyntaxError(
+                    f"unbalanced '}}': this one closes the region opened at line {opened[2]}, which is indented "
+                    f"differently, so every later '}}' closes one region too many", closed[2], closed[3])
             raise IRSyntaxError("unbalanced '}': no region is open here", atom[2], atom[3])
         frame = self.frames.pop()
+        if self.misnested is None and frame.open_atom is not None:
+            if self._indent(frame.open_atom) != self._indent(atom):
+                self.misnested = (frame.open_atom, atom)
         self._finish(frame)
         region = frame.region
         assert region is not None
@@ -360,6 +486,22 @@ class _Structurer:
             parent.builder.op.end_line = atom[2]
             parent.builder.op.end_byte = atom[5]
         return i + 1
+
+    def _raise_cause_within(self, opened: Atom, closed: Atom) -> None:
+        """A syntax error the reader recovered from inside the misnested region (`{{`, a stray
+        token) is why the braces stopped matching: report it, where it is, as the error."""
+        for d in self.diagnostics:
+            if (opened[2], opened[3]) < (d.line, d.column) < (closed[2], closed[3]):
+                raise IRSyntaxError(f"{d.message}, and the region braces do not balance after it", d.line, d.column)
+
+    def _indent(self, atom: Atom) -> int:
+        """Columns of leading whitespace on the line of `atom`."""
+        src = self.source
+        start = src.rfind(b"\n", 0, atom[4]) + 1
+        k = start
+        while k < atom[4] and src[k] in (0x20, 0x09):
+            k += 1
+        return k - start
 
     def _new_block(self, frame: _Frame, atom: Atom) -> None:
         region = frame.region
@@ -391,6 +533,7 @@ class _Structurer:
             # Definitions with no region to receive them (malformed); keep them visible as uses.
             op.operands.extend(a.name for a in b.pending_args)
             op.operand_depths.extend(0 for _ in b.pending_args)
+            op.operand_positions.extend((a.line, a.column) for a in b.pending_args)
 
     def _alias(self, text: str) -> None:
         name, _, value = text.partition("=")
