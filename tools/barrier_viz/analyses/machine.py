@@ -8,7 +8,9 @@ phases, predicates) are computed concretely, tensors are opaque, and every mbarr
 exact hardware state (parity, pending arrivals, transaction bytes; ir-semantics.md §4).
 
 Each partition of `ttg.warp_specialize` is a Python generator that yields at every barrier
-operation; a scheduler (`analyses.schedule`) decides who runs next. Asynchronous arrivals (TMA
+operation; a scheduler (`analyses.schedule`) decides who runs next. Nested regions do not nest
+Python calls: a handler yields the generator of a sub-region and `Trampoline` drives the stack
+explicitly, so 10,000 nested `scf.if` run like one (no RecursionError, like the parser). Asynchronous arrivals (TMA
 bytes landing, tcgen05 commits, MMA barrier lists) complete when the issuing op executes: that is
 one legal schedule, the one where the hardware is fast.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from types import GeneratorType
 from typing import Any, Iterator
 
 from ..ir.model import Block, Operation, Region
@@ -32,6 +35,36 @@ _INT_TYPE = re.compile(r"^i(\d+)$")
 
 class SimulationError(Exception):
     """The interpreter met something it cannot model faithfully (reported, never guessed)."""
+
+
+class Trampoline:
+    """Runs a stack of handler generators as one iterator of scheduler requests.
+
+    A handler that enters a region yields that region's generator instead of `yield from`-ing
+    it: the generator is pushed here, run until it finishes, then its parent resumes. Requests
+    (Wait, Step, Join) go to the scheduler. Depth costs a list entry, not a Python frame."""
+
+    __slots__ = ("stack",)
+
+    def __init__(self, gen: Iterator[Any]):
+        self.stack: list[Iterator[Any]] = [gen]
+
+    def __iter__(self) -> "Trampoline":
+        return self
+
+    def __next__(self) -> Any:
+        stack = self.stack
+        while stack:
+            try:
+                item = next(stack[-1])
+            except StopIteration:
+                stack.pop()
+                continue
+            if type(item) is GeneratorType:
+                stack.append(item)
+                continue
+            return item
+        raise StopIteration
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +301,7 @@ class Machine:
         if not any(o.name == "ttg.warp_specialize" for o in self.function.walk()):
             if any("async_task_id" in o.attributes or "ttg.partition" in o.attributes for o in self.function.walk()):
                 raise SimulationError("pre-partition IR (task ids, no warp_specialize) is not simulated")
-        self.threads.append(Thread(0, "main", self._run_block_fresh(body), machine=self))
+        self.threads.append(Thread(0, "main", Trampoline(self._run_block_fresh(body)), machine=self))
         return self.threads
 
     def _entry_env(self, body: Block) -> dict[str, Value]:
@@ -280,7 +313,7 @@ class Machine:
         return env
 
     def _run_block_fresh(self, body: Block) -> Iterator[Wait | Step]:
-        yield from self._exec_block(body, self._entry_env(body), 0, ())
+        yield self._exec_block(body, self._entry_env(body), 0, ())
 
     def _arg_value(self, type_: str | None) -> Value:
         if type_ and _INT_TYPE.match(type_):
@@ -288,25 +321,30 @@ class Machine:
         return None
 
     # -- execution ----------------------------------------------------------------------------
-    def _run_region(self, region: Region, env: dict[str, Value], who: int) -> Iterator[Wait | Step]:
-        yield from self._exec_block(region.blocks[0], env, who, ())
-
-    def _exec_block(self, block: Block, env: dict[str, Value], who: int, it: tuple[int, ...]) -> Iterator[Wait | Step]:
+    def _exec_block(self, block: Block, env: dict[str, Value], who: int, it: tuple[int, ...],
+                    skip_terminator: bool = False) -> Iterator[Any]:
+        """Run a block's operations; a handler that blocks or enters a region is yielded as a
+        generator, for the trampoline to drive."""
         for op in block.operations:
-            yield from self._exec(op, env, who, it)
+            if skip_terminator and op.name in ("scf.yield", "scf.condition"):
+                continue
+            g = self._exec(op, env, who, it)
+            if g is not None:
+                yield g
 
-    def _exec(self, op: Operation, env: dict[str, Value], who: int, it: tuple[int, ...]) -> Iterator[Wait | Step]:
+    def _exec(self, op: Operation, env: dict[str, Value], who: int, it: tuple[int, ...]) -> Iterator[Any] | None:
+        """Execute `op`: returns the generator of a handler that yields, or None once done."""
         name = op.name
         handler = _HANDLERS.get(name)
         if handler is not None:
-            yield from handler(self, op, env, who, it)
-            return
+            return handler(self, op, env, who, it)
         if name.startswith("arith."):
             _arith(self, op, env)
-            return
+            return None
         # Opaque op: results unknown. Regions of unknown ops are not entered.
         for r in op.results:
             env[r] = None
+        return None
 
     # -- barrier state --------------------------------------------------------------------------
     def slot(self, ref: Value, op: Operation) -> BarrierSlot | None:
@@ -352,8 +390,6 @@ def _h_alloc(m: Machine, op: Operation, env, who, it):
     m.instances[id(op)] = inst
     for r in op.results:
         env[r] = Ref(op, inst) if not r.endswith("#1") else None
-    return
-    yield  # pragma: no cover
 
 
 def _h_view(m: Machine, op: Operation, env, who, it):
@@ -375,8 +411,6 @@ def _h_view(m: Machine, op: Operation, env, who, it):
         base = base.view(n if isinstance(n, int) and not isinstance(n, bool) else 0, width)
     for r in op.results:
         env[r] = base
-    return
-    yield  # pragma: no cover
 
 
 def _h_init(m: Machine, op: Operation, env, who, it):
@@ -384,13 +418,10 @@ def _h_init(m: Machine, op: Operation, env, who, it):
     count = int(op.literals[0]) if op.literals and op.literals[0].lstrip("-").isdigit() else 1
     if isinstance(ref, Ref):
         m.slots[ref.key] = BarrierSlot(ref, count, count, init_line=op.line)
-    return
-    yield  # pragma: no cover
 
 
 def _h_inval(m: Machine, op: Operation, env, who, it):
-    return
-    yield  # pragma: no cover
+    return None
 
 
 def _need_slot(m: Machine, op: Operation, env, name: str) -> BarrierSlot | None:
@@ -495,8 +526,6 @@ def _accessor(reads: tuple[int, ...], writes: tuple[int, ...], pred: int | None 
         for k in writes:
             if k < len(pos):
                 m.access(op, env.get(pos[k]), "write", who, it)
-        return
-        yield  # pragma: no cover
 
     return handler
 
@@ -575,7 +604,7 @@ def _h_for(m: Machine, op: Operation, env, who, it):
             env[args[0].name] = iv
         for a, v in zip(args[1:], carried):
             env[a.name] = v
-        yield from _exec_body(m, body, env, who, it + (k,))
+        yield _exec_body(m, body, env, who, it + (k,))
         carried = _yielded(body, env, len(carried))
         iv += step
         k += 1
@@ -587,10 +616,7 @@ def _h_for(m: Machine, op: Operation, env, who, it):
 
 
 def _exec_body(m: Machine, block: Block, env, who, it):
-    for inner in block.operations:
-        if inner.name in ("scf.yield", "scf.condition"):
-            continue
-        yield from m._exec(inner, env, who, it)
+    return m._exec_block(block, env, who, it, skip_terminator=True)
 
 
 def _yielded(block: Block, env, n: int) -> list[Value]:
@@ -610,7 +636,7 @@ def _h_while(m: Machine, op: Operation, env, who, it):
     while True:
         for a, v in zip(before.arguments, carried):
             env[a.name] = v
-        yield from _exec_body(m, before, env, who, it + (k,))
+        yield _exec_body(m, before, env, who, it + (k,))
         term = before.operations[-1] if before.operations else None
         if term is None or term.name != "scf.condition":
             return
@@ -628,7 +654,7 @@ def _h_while(m: Machine, op: Operation, env, who, it):
             return
         for a, v in zip(after.arguments, forwarded):
             env[a.name] = v
-        yield from _exec_body(m, after, env, who, it + (k,))
+        yield _exec_body(m, after, env, who, it + (k,))
         carried = _yielded(after, env, len(carried))
         k += 1
         m.loop_trips[id(op)] = max(m.loop_trips.get(id(op), 0), k)
@@ -642,7 +668,7 @@ def _h_if(m: Machine, op: Operation, env, who, it):
             env[r] = None
         return
     block = op.regions[branch].blocks[0]
-    yield from _exec_body(m, block, env, who, it)
+    yield _exec_body(m, block, env, who, it)
     values = _yielded(block, env, len(op.results))
     for r, v in zip(op.results, values):
         env[r] = v
@@ -650,14 +676,10 @@ def _h_if(m: Machine, op: Operation, env, who, it):
 
 def _h_program_id(m: Machine, op: Operation, env, who, it):
     env[op.results[0]] = m.params.program_id
-    return
-    yield  # pragma: no cover
 
 
 def _h_num_programs(m: Machine, op: Operation, env, who, it):
     env[op.results[0]] = m.params.num_programs
-    return
-    yield  # pragma: no cover
 
 
 def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
@@ -675,7 +697,8 @@ def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
         index = len(m.threads)
         if m.hb is not None:
             m.hb.fork(who if who >= 0 else 0, index)
-        thread = Thread(index, region.label or f"region{k}", m._exec_block(region.blocks[0], penv, index, it), machine=m)
+        thread = Thread(index, region.label or f"region{k}", Trampoline(m._exec_block(region.blocks[0], penv, index, it)),
+                        machine=m)
         m.threads.append(thread)
         children.append(thread)
     m.ws_op = op
@@ -700,8 +723,6 @@ def _h_create_token(m: Machine, op: Operation, env, who, it):
             m.slots[slot_ref.key] = BarrierSlot(slot_ref, 1, 1, init_line=op.line)
     for r in op.results:
         env[r] = ref
-    return
-    yield  # pragma: no cover
 
 
 def _token_slot(m: Machine, op: Operation, env, side: str) -> BarrierSlot | None:
