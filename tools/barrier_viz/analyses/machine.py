@@ -21,6 +21,7 @@ every partition computes the same trip counts, including peeled first iterations
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from types import GeneratorType
 from typing import Any, Iterator
@@ -32,9 +33,16 @@ from ..ir.vocab import LOOP_OPS
 Value = Any  # int, Ref, or None (opaque)
 
 _INT_TYPE = re.compile(r"^i(\d+)$")
+_BARRIER_MAKERS = frozenset({"ttng.init_barrier", "nvws.create_token"})
+_NUM_WARPS = re.compile(r"num_warps\s*\(\s*(\d+)\s*\)")
 
 class SimulationError(Exception):
     """The interpreter met something it cannot model faithfully (reported, never guessed)."""
+
+
+class BoundReached(Exception):
+    """The run used its wall-clock deadline or its operation budget: what it covered stands,
+    nothing is concluded about the rest (the scheduler reports `bound_reached`)."""
 
 
 class Trampoline:
@@ -109,6 +117,7 @@ class BarrierSlot:
     completed_by: list[tuple] = field(default_factory=list)  # (thread, iteration, line) of recent completions
     first_parity: dict[int, int] = field(default_factory=dict)  # thread index -> parity of its first wait
     phase_arrivers: set[int] = field(default_factory=set)  # threads that arrived since the last completion
+    unmodelled: str = ""  # an op the interpreter does not model touched this barrier ("op at line N")
 
     def arrive(self, n: int, line: int, who: int) -> None:
         self.arrivals += 1
@@ -185,6 +194,7 @@ class Params:
     max_steps: int = 200_000
     track_races: bool = False
     arg_values: tuple[tuple[int, int], ...] = ()  # (argument position, value) overriding int_args
+    max_ops: int = 3_000_000  # operations executed (visible or not) before a run stops
 
 
 @dataclass
@@ -199,6 +209,7 @@ class Thread:
     steps: int = 0
     trail: list[tuple[int, str, tuple[int, ...]]] = field(default_factory=list)  # (line, op, iteration)
     machine: "Machine | None" = field(default=None, repr=False)
+    warps: int = 4  # warps running this partition (a `perThread` arrive arrives once per thread)
 
 
 class Machine:
@@ -218,6 +229,11 @@ class Machine:
         self._agent_ids: dict[tuple[int, int], int] = {}
         self.agent_owner: dict[int, int] = {}  # async agent -> the thread that issued it
         self.tcgen05: dict[int, list[int]] = {}  # thread -> its tcgen05 agents not yet committed
+        self.ops = 0  # operations executed, all threads together
+        self.barrier_allocs: set[tuple[int, int]] = set()  # (id(alloc), instance) holding barrier slots
+        self.clc_issued = 0  # CLC try_cancel requests so far (the answer turns "no more tiles" at a bound)
+        self.clc_answers: dict[tuple, int] = {}  # response buffer -> the tile it holds (-1: none)
+        self.deadline: float | None = None  # perf_counter() time at which the run stops
         if self.params.track_races:
             from .hb import HappensBefore
 
@@ -294,14 +310,19 @@ class Machine:
         if body is None:
             raise SimulationError("function has no body")
         module = next((a for a in self.function.ancestors() if a.name == "builtin.module"), None)
-        ctas = module.attr("ttg.num-ctas") if module is not None else None
-        if isinstance(ctas, int) and not isinstance(ctas, bool) and ctas > 1:
+        ctas = _cluster_size(module)
+        if ctas > 1:
             raise SimulationError(f"a cluster of {ctas} CTAs: peer CTAs can arrive on these barriers (multicast "
                                   "TMA, remote arrives), which a one-CTA simulation cannot see")
+        if not any(o.name in _BARRIER_MAKERS for o in self.function.walk()):
+            raise SimulationError("no mbarrier is initialised (no init_barrier, no NVWS token): there is no barrier "
+                                  "program to run")
         if not any(o.name == "ttg.warp_specialize" for o in self.function.walk()):
             if any("async_task_id" in o.attributes or "ttg.partition" in o.attributes for o in self.function.walk()):
                 raise SimulationError("pre-partition IR (task ids, no warp_specialize) is not simulated")
-        self.threads.append(Thread(0, "main", Trampoline(self._run_block_fresh(body)), machine=self))
+        warps = module.attr("ttg.num-warps") if module is not None else None
+        self.threads.append(Thread(0, "main", Trampoline(self._run_block_fresh(body)), machine=self,
+                                   warps=warps if isinstance(warps, int) and warps > 0 else 4))
         return self.threads
 
     def _entry_env(self, body: Block) -> dict[str, Value]:
@@ -328,6 +349,9 @@ class Machine:
         for op in block.operations:
             if skip_terminator and op.name in ("scf.yield", "scf.condition"):
                 continue
+            self.ops += 1
+            if not self.ops & 1023:
+                self._check_bounds()
             g = self._exec(op, env, who, it)
             if g is not None:
                 yield g
@@ -344,7 +368,29 @@ class Machine:
         # Opaque op: results unknown. Regions of unknown ops are not entered.
         for r in op.results:
             env[r] = None
+        if self.barrier_allocs and name not in _BARRIER_NEUTRAL:
+            self._touches_barrier(op, env)
         return None
+
+    def _touches_barrier(self, op: Operation, env: dict[str, Value]) -> None:
+        """An op the interpreter does not model takes a barrier operand: whatever it does to the
+        barrier is invisible here, so no hang on that barrier may become a verdict."""
+        for n in op.operands:
+            v = env.get(n)
+            if v.__class__ is Ref and v.key[:2] in self.barrier_allocs:
+                what = f"{op.name} at line {op.line}"
+                for key, slot in self.slots.items():
+                    if key[:2] == v.key[:2] and not slot.unmodelled:
+                        slot.unmodelled = what
+                self.notes.append(f"line {op.line}: {op.name} touches a barrier and is not modelled")
+
+    def _check_bounds(self) -> None:
+        """Checked inside the step loop (every 1024 operations), so a partition that runs long
+        stretches without a barrier operation (a loop nest with none) still stops on time."""
+        if self.ops > self.params.max_ops:
+            raise BoundReached(f"the run executed {self.params.max_ops} operations")
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise BoundReached("the time budget ran out")
 
     # -- barrier state --------------------------------------------------------------------------
     def slot(self, ref: Value, op: Operation) -> BarrierSlot | None:
@@ -354,6 +400,26 @@ class Machine:
 
     def get(self, env: dict[str, Value], name: str) -> Value:
         return env.get(name)
+
+
+def _cluster_size(module: Operation | None) -> int:
+    """CTAs per cluster: `ttg.num-ctas`, or the cluster dims TLX and Gluon set instead
+    (`ttg.cluster-dim-x/y/z`, from `ctas_per_cga`) while num-ctas stays 1."""
+    if module is None:
+        return 1
+    def attr(name: str) -> int:
+        v = module.attr(name)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 1
+    dims = attr("ttg.cluster-dim-x") * attr("ttg.cluster-dim-y") * attr("ttg.cluster-dim-z")
+    return max(attr("ttg.num-ctas"), dims)
+
+
+# Ops that take a barrier operand without changing its state (or whose effect is its lifetime).
+_BARRIER_NEUTRAL = frozenset({"scf.yield", "scf.condition", "ttg.warp_yield", "ttg.warp_return", "tt.return",
+                              "ttg.local_dealloc", "ttng.fence_async_shared", "ttg.barrier", "ttng.fence",
+                              "ttg.memdesc_index", "ttg.local_alloc"})
+
+CLC_TILES = 8  # tiles one CTA takes through cluster launch control before the answer is "no more tiles"
 
 
 # -- handlers ---------------------------------------------------------------------------------------
@@ -418,6 +484,7 @@ def _h_init(m: Machine, op: Operation, env, who, it):
     count = int(op.literals[0]) if op.literals and op.literals[0].lstrip("-").isdigit() else 1
     if isinstance(ref, Ref):
         m.slots[ref.key] = BarrierSlot(ref, count, count, init_line=op.line)
+        m.barrier_allocs.add(ref.key[:2])
 
 
 def _h_inval(m: Machine, op: Operation, env, who, it):
@@ -458,6 +525,10 @@ def _h_arrive(m: Machine, op: Operation, env, who, it):
     slot = _need_slot(m, op, env, pos[0])
     if slot is None:
         return
+    if not expect and "perThread" in op.attributes:
+        # Every thread of the partition arrives (no elected leader): TLX's warp barriers init
+        # the count to the arriving threads (128 for one warpgroup), not to 1.
+        amount *= 32 * m.threads[who].warps
     yield Step(op)
     if expect:
         m.expect(slot, amount, op.line, who, it=it)
@@ -550,6 +621,46 @@ def _region(ref: Ref):
 def _last_dim(type_: str | None) -> int | None:
     md = parse_memdesc(type_)
     return md.shape[-1] if md is not None and md.shape else None
+
+
+def _h_clc_try_cancel(m: Machine, op: Operation, env, who, it):
+    """`async_clc_try_cancel %bar, %response`: asks the hardware for a cluster not launched yet;
+    the 16-byte answer lands in `%response` and completes 16 transaction bytes on `%bar`
+    (complete_tx, like a TMA copy). The answer is a new tile for the first CLC_TILES - 1
+    requests, then "no more tiles" (-1), so a CLC persistent loop ends after a bounded number
+    of tiles, as it does when the grid is used up."""
+    pos = op.positional
+    if len(pos) < 2:
+        return
+    slot = _need_slot(m, op, env, pos[0])
+    res = env.get(pos[1])
+    if slot is None:
+        return
+    yield Step(op)
+    m.clc_issued += 1
+    answer = m.params.num_programs * m.clc_issued + m.params.program_id if m.clc_issued < CLC_TILES else -1
+    if isinstance(res, Ref):
+        m.clc_answers[res.key] = answer
+    agent = m.agent(who, op)
+    m.access(op, res, "write", agent, it)
+    m.complete_tx(slot, 16, op.line, who, agent, it=it)
+
+
+def _h_clc_query(m: Machine, op: Operation, env, who, it):
+    """`clc_query_cancel %response` -> (x, y, z) of the cancelled cluster's first CTA, or -1."""
+    res = env.get(op.operands[0]) if op.operands else None
+    answer = m.clc_answers.get(res.key) if isinstance(res, Ref) else None
+    values = (None,) * 3 if answer is None else ((answer, 0, 0) if answer >= 0 else (-1, -1, -1))
+    for r, v in zip(op.results, values):
+        env[r] = v
+    m.access(op, res, "read", who, it)
+
+
+def _h_cluster_cta_id(m: Machine, op: Operation, env, who, it):
+    """`nvg.cluster_id`: this CTA's rank in its cluster; 0 in a one-CTA cluster (larger clusters
+    are not simulated)."""
+    for r in op.results:
+        env[r] = 0
 
 
 def _h_commit(m: Machine, op: Operation, env, who, it):
@@ -697,8 +808,9 @@ def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
         index = len(m.threads)
         if m.hb is not None:
             m.hb.fork(who if who >= 0 else 0, index)
+        warps = _NUM_WARPS.search(region.header or "")
         thread = Thread(index, region.label or f"region{k}", Trampoline(m._exec_block(region.blocks[0], penv, index, it)),
-                        machine=m)
+                        machine=m, warps=int(warps.group(1)) if warps else m.threads[who].warps)
         m.threads.append(thread)
         children.append(thread)
     m.ws_op = op
@@ -779,6 +891,9 @@ _HANDLERS = {
     "ttng.tc_gen5_mma": _h_mma,
     "ttng.tc_gen5_mma_scaled": _h_mma,
     "ttng.tc_gen5_commit": _h_commit,
+    "ttng.async_clc_try_cancel": _h_clc_try_cancel,
+    "ttng.clc_query_cancel": _h_clc_query,
+    "nvg.cluster_id": _h_cluster_cta_id,
     "ttng.async_tma_store_token_wait": _h_store_wait,
     "ttng.tmem_load": _accessor(reads=(0,), writes=()),
     "ttng.tmem_store": _accessor(reads=(), writes=(1,), pred=2),
@@ -850,6 +965,11 @@ def _arith(m: Machine, op: Operation, env: dict[str, Value]) -> None:
         return
     args = [env.get(n) for n in op.operands]
     if not op.results:
+        return
+    if name == "select" and len(args) == 3 and args[0] is not None:
+        # Only the chosen operand matters (a CLC tile id selected against an unknown offset).
+        chosen = args[1] if args[0] else args[2]
+        env[op.results[0]] = _wrap(chosen, width) if isinstance(chosen, int) else None
         return
     if any(a is None for a in args) or not args:
         env[op.results[0]] = None

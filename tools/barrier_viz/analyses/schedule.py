@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..ir.model import Operation
-from .machine import Join, Machine, Params, SimulationError, Step, Thread, Wait
+from .machine import BoundReached, Join, Machine, Params, SimulationError, Step, Thread, Wait
 
 
 @dataclass
@@ -76,13 +76,23 @@ def run(function: Operation, params: Params | None = None, policy: str = "in_ord
     many iterations: enough for rings to wrap and a second tile to start. `observer(machine)` is
     called after every step (for state counting)."""
     machine = Machine(function, params)
+    machine.deadline = deadline
     try:
         threads = machine.start()
     except SimulationError as exc:
         return RunResult("not_simulated", policy, 0, machine, reason=str(exc))
     watched = _barrier_loops(function) if stop_trips else []
-    if policy == "favorable":
-        return _run_favorable(machine, threads, policy, watched, stop_trips or 0, observer, deadline)
+    try:
+        if policy == "favorable":
+            return _run_favorable(machine, threads, policy, watched, stop_trips or 0, observer, deadline)
+        return _run_policy(machine, policy, watched, stop_trips, observer, deadline)
+    except BoundReached as exc:
+        steps = sum(t.steps for t in machine.threads)
+        return RunResult("bound_reached", policy, steps, machine, reason=str(exc))
+
+
+def _run_policy(machine: Machine, policy: str, watched: list[int], stop_trips: int | None, observer,
+                deadline: float | None) -> RunResult:
     budget = machine.params.max_steps
     rng = random.Random(int(policy.split(":", 1)[1])) if policy.startswith("random:") else None
     victim = policy.split(":", 1)[1] if policy.startswith("starve:") else None
@@ -111,8 +121,10 @@ def run(function: Operation, params: Params | None = None, policy: str = "in_ord
             steps += n
             if observer is not None:
                 observer(machine)
-            if steps > budget or _late(deadline, steps):
-                return RunResult("bound_reached", policy, steps, machine)
+            if steps > budget:
+                return RunResult("bound_reached", policy, steps, machine, reason=f"the schedule took {budget} steps")
+            if _late(deadline, steps):
+                return RunResult("bound_reached", policy, steps, machine, reason="the time budget ran out")
             if watched and _covered(machine, watched, stop_trips or 0):
                 return RunResult("covered", policy, steps, machine)
     except SimulationError as exc:
@@ -147,11 +159,25 @@ RING_WRAPS = 2  # every barrier slot waited on in a loop must complete this many
 def _covered(machine: Machine, watched: list[int], trips: int) -> bool:
     """Coverage of one run: every barrier loop ran `trips` iterations (or finished twice, when
     its bounds say it is shorter), and every slot waited on inside a loop completed RING_WRAPS
-    phases, i.e. every ring wrapped twice at its own cadence (per iteration or per tile)."""
+    phases, i.e. every ring wrapped twice at its own cadence (per iteration or per tile).
+    A barrier allocated inside a loop is a fresh barrier each iteration (re-initialised per
+    tile): it has no ring to wrap, so only the loop's trips count for it."""
     got, exits = machine.loop_trips, machine.loop_exits
     if not all(got.get(i, 0) >= trips or exits.get(i, 0) >= 2 for i in watched):
         return False
-    return all(s.completions >= RING_WRAPS for s in machine.slots.values() if s.loop_waited)
+    return all(s.completions >= RING_WRAPS for s in machine.slots.values() if s.loop_waited and _long_lived(s))
+
+
+def _long_lived(slot) -> bool:
+    alloc = slot.ref.alloc
+    cached = _LONG_LIVED.get(id(alloc))
+    if cached is None or cached[0] is not alloc:
+        cached = (alloc, not any(a.name in ("scf.for", "scf.while") for a in alloc.ancestors()))
+        _LONG_LIVED[id(alloc)] = cached
+    return cached[1]
+
+
+_LONG_LIVED: dict[int, tuple] = {}
 
 
 def default_trips(function: Operation) -> int:
@@ -161,7 +187,7 @@ def default_trips(function: Operation) -> int:
 
 
 def _late(deadline: float | None, steps: int) -> bool:
-    if deadline is None or steps % 256:
+    if deadline is None or steps % 64:
         return False
     import time
 
@@ -196,8 +222,10 @@ def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched
             steps += _advance(chosen, 1)
             if observer is not None:
                 observer(machine)
-            if steps > budget or _late(deadline, steps):
-                return RunResult("bound_reached", policy, steps, machine)
+            if steps > budget:
+                return RunResult("bound_reached", policy, steps, machine, reason=f"the schedule took {budget} steps")
+            if _late(deadline, steps):
+                return RunResult("bound_reached", policy, steps, machine, reason="the time budget ran out")
             if watched and steps % 64 == 0 and _covered(machine, watched, trips):
                 return RunResult("covered", policy, steps, machine)
     except SimulationError as exc:
@@ -245,6 +273,19 @@ def find_deadlock(function: Operation, params: Params | None = None, policies: I
     return None, runs
 
 
+def covered_summary(result: RunResult, function: Operation, trips: int) -> dict:
+    """What a run covered (for a run stopped by a bound): how many barrier loops reached `trips`
+    iterations (or finished twice) and how many slots waited on in loops wrapped twice."""
+    m = result.machine
+    if m is None:
+        return {}
+    watched = _barrier_loops(function)
+    loops = sum(1 for i in watched if m.loop_trips.get(i, 0) >= trips or m.loop_exits.get(i, 0) >= 2)
+    slots = [s for s in m.slots.values() if s.loop_waited and _long_lived(s)]
+    return {"barrier_loops": len(watched), "loops_at_trips": loops, "slots_waited_in_loops": len(slots),
+            "slots_wrapped": sum(1 for s in slots if s.completions >= RING_WRAPS), "operations": m.ops}
+
+
 def coverage_ok(result: RunResult, function: Operation, min_trips: int) -> bool:
     """Did the run reach the coverage `_covered` asks for (rings wrapped, a second tile)?"""
     if result.machine is None:
@@ -258,7 +299,7 @@ INT_ARG_CANDIDATES = (16, 64, 256, 1024, 4096, 16384)
 
 
 def choose_params(function: Operation, base: Params | None = None, min_trips: int = 3,
-                  budget_s: float = 8.0) -> Params:
+                  budget_s: float = 8.0, deadline: float | None = None) -> Params:
     """Pick concrete values for unknown integer arguments: the smallest common value that makes
     every loop holding barrier operations run `min_trips` times (rings wrap, a persistent loop
     starts a second tile), judged by a favorable run; then, argument by argument, the smallest
@@ -266,14 +307,15 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
     import time
     from dataclasses import replace
 
-    deadline = time.perf_counter() + budget_s  # choosing bounds must not cost more than exploring
+    if deadline is None:  # choosing bounds must not cost more than exploring
+        deadline = time.perf_counter() + budget_s
     base = base or Params()
     chosen = base
     for value in INT_ARG_CANDIDATES:
         if time.perf_counter() > deadline:
             return chosen
         params = replace(base, int_args=value, arg_values=())
-        result = run(function, params, "favorable", stop_trips=min_trips)
+        result = run(function, params, "favorable", stop_trips=min_trips, deadline=deadline)
         chosen = params
         if result.outcome != "completed" or coverage_ok(result, function, min_trips):
             if result.outcome not in ("completed", "covered"):
@@ -290,7 +332,7 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
         if time.perf_counter() > deadline:
             return False
         trial = replace(chosen, arg_values=tuple(sorted({**overrides, pos: value}.items())))
-        result = run(function, trial, "favorable", stop_trips=min_trips)
+        result = run(function, trial, "favorable", stop_trips=min_trips, deadline=deadline)
         return result.outcome in ("completed", "covered") and coverage_ok(result, function, min_trips)
 
     # First the cheapest question for every argument (can it be the smallest value?), so that
