@@ -116,7 +116,7 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
     parts = [b.thread.name for b in blocked]
     # Condition 1: a blocked wait on a barrier nothing arrives on.
     for b in blocked:
-        if not arrivers.get(id(b.wait.slot.ref.alloc)):
+        if b.wait.slot.named is None and not arrivers.get(id(b.wait.slot.ref.alloc)):
             return [finding(
                 Kind.DEADLOCK_NO_PRODUCER, Severity.error,
                 f"{b.thread.name} waits at line {b.line} on {_barrier_name(b)}, but no operation ever arrives on "
@@ -251,6 +251,8 @@ def _arrive_lines(slot) -> set[int]:
 
 
 def _barrier_name(b: Blocked) -> str:
+    if b.wait.slot.named is not None:
+        return f"named barrier {b.wait.slot.named}"
     ref = b.wait.slot.ref
     name = ref.alloc.results[0] if ref.alloc.results else ref.alloc.name
     return name + "".join(f"[{i if i is not None else '?'}]" for i in ref.indices)

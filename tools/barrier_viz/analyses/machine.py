@@ -118,6 +118,7 @@ class BarrierSlot:
     first_parity: dict[int, int] = field(default_factory=dict)  # thread index -> parity of its first wait
     phase_arrivers: set[int] = field(default_factory=set)  # threads that arrived since the last completion
     unmodelled: str = ""  # an op the interpreter does not model touched this barrier ("op at line N")
+    named: int | None = None  # a hardware named barrier (bar.sync/bar.arrive id), not an mbarrier
 
     def arrive(self, n: int, line: int, who: int) -> None:
         self.arrivals += 1
@@ -233,6 +234,7 @@ class Machine:
         self.barrier_allocs: set[tuple[int, int]] = set()  # (id(alloc), instance) holding barrier slots
         self.clc_issued = 0  # CLC try_cancel requests so far (the answer turns "no more tiles" at a bound)
         self.clc_answers: dict[tuple, int] = {}  # response buffer -> the tile it holds (-1: none)
+        self.named: dict[int, BarrierSlot] = {}  # named barrier id -> its state
         self.deadline: float | None = None  # perf_counter() time at which the run stops
         if self.params.track_races:
             from .hb import HappensBefore
@@ -663,6 +665,45 @@ def _h_cluster_cta_id(m: Machine, op: Operation, env, who, it):
         env[r] = 0
 
 
+def _named_slot(m: Machine, op: Operation, env) -> tuple[BarrierSlot | None, int]:
+    """The named barrier `op` uses and the threads it expects; (None, 0) when either operand
+    is unknown (the op is then reported as a limit, like any barrier op we cannot follow)."""
+    pos = op.positional
+    bar = env.get(pos[0]) if pos else None
+    threads = env.get(pos[1]) if len(pos) > 1 else None
+    if not isinstance(bar, int) or not isinstance(threads, int) or threads <= 0:
+        m.notes.append(f"line {op.line}: named barrier with an unknown id or thread count; not modelled")
+        return None, 0
+    slot = m.named.get(bar)
+    if slot is None or slot.count != threads:
+        # A generation completes when `threads` threads have arrived; it then re-arms.
+        slot = BarrierSlot(Ref(op, 0, ("named", bar)), threads, threads, init_line=op.line, named=bar)
+        m.named[bar] = slot
+    return slot, threads
+
+
+def _h_named_arrive(m: Machine, op: Operation, env, who, it):
+    """`arrive_barrier_named %id, %threads` (bar.arrive): every thread of the partition arrives
+    on hardware barrier `id`, without waiting."""
+    slot, _ = _named_slot(m, op, env)
+    if slot is None:
+        return
+    yield Step(op)
+    m.arrive(slot, min(32 * m.threads[who].warps, slot.pending or slot.count), op.line, who, it=it)
+
+
+def _h_named_wait(m: Machine, op: Operation, env, who, it):
+    """`wait_barrier_named %id, %threads` (bar.sync): the partition's threads arrive, then wait
+    until the generation they arrived in has its `threads` arrivals."""
+    slot, _ = _named_slot(m, op, env)
+    if slot is None:
+        return
+    yield Step(op)
+    generation = slot.parity
+    m.arrive(slot, min(32 * m.threads[who].warps, slot.pending or slot.count), op.line, who, it=it)
+    yield Wait(op, slot, generation, it)
+
+
 def _h_commit(m: Machine, op: Operation, env, who, it):
     pos = op.positional
     if len(pos) > 1 and not _truthy(env.get(pos[1])):
@@ -894,6 +935,8 @@ _HANDLERS = {
     "ttng.async_clc_try_cancel": _h_clc_try_cancel,
     "ttng.clc_query_cancel": _h_clc_query,
     "nvg.cluster_id": _h_cluster_cta_id,
+    "ttng.arrive_barrier_named": _h_named_arrive,
+    "ttng.wait_barrier_named": _h_named_wait,
     "ttng.async_tma_store_token_wait": _h_store_wait,
     "ttng.tmem_load": _accessor(reads=(0,), writes=()),
     "ttng.tmem_store": _accessor(reads=(), writes=(1,), pred=2),

@@ -56,6 +56,8 @@ class RunResult:
 
 
 def _slot_label(ref) -> str:
+    if ref.indices[:1] == ("named",):
+        return f"named barrier {ref.indices[1]} (first used at line {ref.alloc.line})"
     name = ref.alloc.results[0] if ref.alloc.results else ref.alloc.name
     idx = "".join(f"[{i if i is not None else '?'}]" for i in ref.indices)
     return f"{name}{idx} (allocated at line {ref.alloc.line})"
