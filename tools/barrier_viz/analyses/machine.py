@@ -795,9 +795,10 @@ def _h_while(m: Machine, op: Operation, env, who, it):
         cond = env.get(term.operands[0]) if term.operands else None
         forwarded = [env.get(n) for n in term.operands[1:]]
         if cond is None:
+            # A runtime condition (a tile count read from memory): run `unknown_trips` iterations.
             limit = m.params.unknown_trips if limit is None else limit
-            if k >= limit:
-                cond = False
+            cond = k < limit
+            if not cond:
                 m.notes.append(f"line {op.line}: while condition unknown; ran {limit} iterations")
         if not cond:
             m.loop_exits[id(op)] = m.loop_exits.get(id(op), 0) + 1
