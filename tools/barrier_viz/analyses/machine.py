@@ -235,6 +235,7 @@ class Machine:
         self.clc_issued = 0  # CLC try_cancel requests so far (the answer turns "no more tiles" at a bound)
         self.clc_answers: dict[tuple, int] = {}  # response buffer -> the tile it holds (-1: none)
         self.named: dict[int, BarrierSlot] = {}  # named barrier id -> its state
+        self.arith_plans: dict[int, tuple] = {}  # id(op) -> what `_arith` needs of it
         self.deadline: float | None = None  # perf_counter() time at which the run stops
         if self.params.track_races:
             from .hb import HappensBefore
@@ -1001,30 +1002,41 @@ def _constant(op: Operation) -> Value:
 
 
 def _arith(m: Machine, op: Operation, env: dict[str, Value]) -> None:
-    name = op.name[6:]
-    rtype = op.result_types[0] if op.result_types else None
-    width = _width(rtype)
+    plan = m.arith_plans.get(id(op))
+    if plan is None or plan[0] is not op:
+        plan = m.arith_plans[id(op)] = _arith_plan(op)
+    _, name, width, src_width, fn, result_name, operands = plan
+    if result_name is None:
+        return
     if name == "constant":
-        env[op.results[0]] = _constant(op)
+        env[result_name] = fn
         return
-    args = [env.get(n) for n in op.operands]
-    if not op.results:
-        return
+    args = [env.get(n) for n in operands]
     if name == "select" and len(args) == 3 and args[0] is not None:
         # Only the chosen operand matters (a CLC tile id selected against an unknown offset).
         chosen = args[1] if args[0] else args[2]
-        env[op.results[0]] = _wrap(chosen, width) if isinstance(chosen, int) else None
+        env[result_name] = _wrap(chosen, width) if isinstance(chosen, int) else None
         return
-    if any(a is None for a in args) or not args:
-        env[op.results[0]] = None
+    if None in args or not args:
+        env[result_name] = None
         return
-    src_width = _width(op.types[0]) if op.types else width
-    result: Value
     try:
-        result = _ARITH.get(name, _unknown)(args, width, src_width, op)
+        result = fn(args, width, src_width, op)
     except (ZeroDivisionError, ValueError, TypeError):
         result = None
-    env[op.results[0]] = _wrap(result, width) if isinstance(result, int) else None
+    env[result_name] = _wrap(result, width) if isinstance(result, int) else None
+
+
+def _arith_plan(op: Operation) -> tuple:
+    """What `_arith` needs of an op, computed once per op (types parsed, handler looked up):
+    (op, name, result width, source width, handler or constant value, result, operands)."""
+    name = op.name[6:]
+    width = _width(op.result_types[0] if op.result_types else None)
+    result_name = op.results[0] if op.results else None
+    if name == "constant":
+        return (op, name, width, width, _constant(op), result_name, ())
+    src_width = _width(op.types[0]) if op.types else width
+    return (op, name, width, src_width, _ARITH.get(name, _unknown), result_name, tuple(op.operands))
 
 
 def _unknown(args, width, src_width, op):

@@ -167,7 +167,24 @@ def _covered(machine: Machine, watched: list[int], trips: int) -> bool:
     got, exits = machine.loop_trips, machine.loop_exits
     if not all(got.get(i, 0) >= trips or exits.get(i, 0) >= 2 for i in watched):
         return False
-    return all(s.completions >= RING_WRAPS for s in machine.slots.values() if s.loop_waited and _long_lived(s))
+    return all(_ring_wrapped(ring) for ring in _rings(machine).values())
+
+
+def _rings(machine: Machine) -> dict[tuple, list]:
+    """Long-lived slots waited on in loops, grouped by ring (one allocation instance, every
+    index but the slot's own)."""
+    rings: dict[tuple, list] = {}
+    for s in machine.slots.values():
+        if s.loop_waited and _long_lived(s):
+            rings.setdefault((id(s.ref.alloc), s.ref.instance, s.ref.indices[:-1]), []).append(s)
+    return rings
+
+
+def _ring_wrapped(ring: list) -> bool:
+    """Every slot of the ring completed RING_WRAPS phases: the ring wrapped twice, which is
+    what a producer that overruns its consumer (a dropped acquire) needs to show. (Asking only
+    for the first slot's second use lost those hangs on the attention kernels.)"""
+    return all(s.completions >= RING_WRAPS for s in ring)
 
 
 def _long_lived(slot) -> bool:
@@ -283,9 +300,9 @@ def covered_summary(result: RunResult, function: Operation, trips: int) -> dict:
         return {}
     watched = _barrier_loops(function)
     loops = sum(1 for i in watched if m.loop_trips.get(i, 0) >= trips or m.loop_exits.get(i, 0) >= 2)
-    slots = [s for s in m.slots.values() if s.loop_waited and _long_lived(s)]
-    return {"barrier_loops": len(watched), "loops_at_trips": loops, "slots_waited_in_loops": len(slots),
-            "slots_wrapped": sum(1 for s in slots if s.completions >= RING_WRAPS), "operations": m.ops}
+    rings = list(_rings(m).values())
+    return {"barrier_loops": len(watched), "loops_at_trips": loops, "rings_waited_in_loops": len(rings),
+            "rings_wrapped": sum(1 for r in rings if _ring_wrapped(r)), "operations": m.ops}
 
 
 def coverage_ok(result: RunResult, function: Operation, min_trips: int) -> bool:
@@ -331,17 +348,26 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
     overrides: dict[int, int] = {}
 
     def keeps_coverage(pos: int, value: int) -> bool:
+        return keeps_group([pos], value)
+
+    def keeps_group(group: list[int], value: int) -> bool:
         if time.perf_counter() > deadline:
             return False
-        trial = replace(chosen, arg_values=tuple(sorted({**overrides, pos: value}.items())))
+        trial = replace(chosen, arg_values=tuple(sorted({**overrides, **{pos: value for pos in group}}.items())))
         result = run(function, trial, "favorable", stop_trips=min_trips, deadline=deadline)
         return result.outcome in ("completed", "covered") and coverage_ok(result, function, min_trips)
 
     # First the cheapest question for every argument (can it be the smallest value?), so that
     # the later, longer trials already run with every argument that does not matter made small.
-    for pos in int_positions:
-        if keeps_coverage(pos, INT_ARG_CANDIDATES[0]):
-            overrides[pos] = INT_ARG_CANDIDATES[0]
+    # Most arguments (strides, shapes of descriptors) do not matter: ask for whole groups at
+    # once and split a group only when it loses coverage (a few trials, not one per argument).
+    groups = [int_positions] if int_positions else []
+    while groups:
+        group = groups.pop(0)
+        if keeps_group(group, INT_ARG_CANDIDATES[0]):
+            overrides.update({pos: INT_ARG_CANDIDATES[0] for pos in group})
+        elif len(group) > 1:
+            groups[:0] = [group[:len(group) // 2], group[len(group) // 2:]]
     for pos in int_positions:
         if pos in overrides:
             continue
