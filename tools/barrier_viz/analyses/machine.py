@@ -41,7 +41,7 @@ class SimulationError(Exception):
 
 
 class BoundReached(Exception):
-    """The run used its wall-clock deadline or its operation budget: what it covered stands,
+    """The run used its time budget or its operation budget: what it covered stands,
     nothing is concluded about the rest (the scheduler reports `bound_reached`)."""
 
 
@@ -236,7 +236,7 @@ class Machine:
         self.clc_answers: dict[tuple, int] = {}  # response buffer -> the tile it holds (-1: none)
         self.named: dict[int, BarrierSlot] = {}  # named barrier id -> its state
         self.arith_plans: dict[int, tuple] = {}  # id(op) -> what `_arith` needs of it
-        self.deadline: float | None = None  # perf_counter() time at which the run stops
+        self.deadline = None  # a budget.Deadline: the run stops once it has passed
         if self.params.track_races:
             from .hb import HappensBefore
 
@@ -392,7 +392,7 @@ class Machine:
         stretches without a barrier operation (a loop nest with none) still stops on time."""
         if self.ops > self.params.max_ops:
             raise BoundReached(f"the run executed {self.params.max_ops} operations")
-        if self.deadline is not None and time.perf_counter() > self.deadline:
+        if self.deadline is not None and self.deadline.passed():
             raise BoundReached("the time budget ran out")
 
     # -- barrier state --------------------------------------------------------------------------

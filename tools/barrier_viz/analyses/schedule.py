@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..ir.model import Operation
+from .budget import as_deadline
 from .machine import BoundReached, Join, Machine, Params, SimulationError, Step, Thread, Wait
 
 
@@ -78,6 +79,7 @@ def run(function: Operation, params: Params | None = None, policy: str = "in_ord
     many iterations: enough for rings to wrap and a second tile to start. `observer(machine)` is
     called after every step (for state counting)."""
     machine = Machine(function, params)
+    deadline = as_deadline(deadline)
     machine.deadline = deadline
     try:
         threads = machine.start()
@@ -205,12 +207,10 @@ def default_trips(function: Operation) -> int:
     return OUTER_TRIPS
 
 
-def _late(deadline: float | None, steps: int) -> bool:
+def _late(deadline, steps: int) -> bool:
     if deadline is None or steps % 64:
         return False
-    import time
-
-    return time.perf_counter() > deadline
+    return deadline.passed()
 
 
 def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched: list[int], trips: int,
@@ -328,10 +328,11 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
 
     if deadline is None:  # choosing bounds must not cost more than exploring
         deadline = time.perf_counter() + budget_s
+    deadline = as_deadline(deadline)
     base = base or Params()
     chosen = base
     for value in INT_ARG_CANDIDATES:
-        if time.perf_counter() > deadline:
+        if deadline.passed():
             return chosen
         params = replace(base, int_args=value, arg_values=())
         result = run(function, params, "favorable", stop_trips=min_trips, deadline=deadline)
@@ -351,7 +352,7 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
         return keeps_group([pos], value)
 
     def keeps_group(group: list[int], value: int) -> bool:
-        if time.perf_counter() > deadline:
+        if deadline.passed():
             return False
         trial = replace(chosen, arg_values=tuple(sorted({**overrides, **{pos: value for pos in group}}.items())))
         result = run(function, trial, "favorable", stop_trips=min_trips, deadline=deadline)
