@@ -278,3 +278,22 @@ def test_barrier_allocated_per_tile_needs_no_ring_wrap() -> None:
     from barrier_viz.analyses.schedule import choose_params
 
     assert choose_params(_fn(PER_TILE), Params(max_steps=60_000), min_trips=2).int_args == 16
+
+
+def test_gluon_clc_ops_are_modelled_like_tlx_ones() -> None:
+    """Gluon (upstream ops) spells CLC as `clc_try_cancel %response, %bar` (operands in the other
+    order), `clc_load_result`, `clc_is_canceled` and `clc_get_program_id`: the same answer
+    flows through them, so the persistent loop ends after the same bounded number of tiles."""
+    resp = "!ttg.memdesc<1xui128, #shared, #smem, mutable>"
+    text = CLC.replace(f"ttng.async_clc_try_cancel %r, %resp : {BAR}, {resp}", f"ttng.clc_try_cancel %resp, %r : {resp}, {BAR}")
+    for query, var in (("%x, %y, %z = ttng.clc_query_cancel %resp : ", "resp"), ("%x, %y, %z = ttng.clc_query_cancel %resp1 : ", "resp1")):
+        text = text.replace(query + f"({resp}) -> (i32, i32, i32)",
+                            f"%raw = ttng.clc_load_result %{var} : {resp} -> i128\n"
+                            f"        %ok = ttng.clc_is_canceled %raw : i128 -> i1\n"
+                            f"        %pid = ttng.clc_get_program_id %raw, x : i128 -> i32\n"
+                            f"        %x = arith.select %ok, %pid, %cm1 : i32")
+    text = text.replace("%m1 = arith.constant -1 : i32", "%m1 = arith.constant -1 : i32\n      %cm1 = arith.constant -1 : i32")
+    assert "clc_query_cancel" not in text and "async_clc" not in text
+    result = run(_fn(text), policy="favorable")
+    assert result.outcome == "completed"
+    assert all(n == 8 for n in result.machine.loop_trips.values())

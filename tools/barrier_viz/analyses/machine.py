@@ -627,7 +627,8 @@ def _last_dim(type_: str | None) -> int | None:
 
 
 def _h_clc_try_cancel(m: Machine, op: Operation, env, who, it):
-    """`async_clc_try_cancel %bar, %response`: asks the hardware for a cluster not launched yet;
+    """`async_clc_try_cancel %bar, %response` (TLX) or `clc_try_cancel %response, %bar`
+    (Gluon/upstream): asks the hardware for a cluster not launched yet;
     the 16-byte answer lands in `%response` and completes 16 transaction bytes on `%bar`
     (complete_tx, like a TMA copy). The answer is a new tile for the first CLC_TILES - 1
     requests, then "no more tiles" (-1), so a CLC persistent loop ends after a bounded number
@@ -635,8 +636,9 @@ def _h_clc_try_cancel(m: Machine, op: Operation, env, who, it):
     pos = op.positional
     if len(pos) < 2:
         return
-    slot = _need_slot(m, op, env, pos[0])
-    res = env.get(pos[1])
+    bar, response = (pos[1], pos[0]) if op.name == "ttng.clc_try_cancel" else (pos[0], pos[1])
+    slot = _need_slot(m, op, env, bar)
+    res = env.get(response)
     if slot is None:
         return
     yield Step(op)
@@ -657,6 +659,29 @@ def _h_clc_query(m: Machine, op: Operation, env, who, it):
     for r, v in zip(op.results, values):
         env[r] = v
     m.access(op, res, "read", who, it)
+
+
+def _h_clc_load(m: Machine, op: Operation, env, who, it):
+    """`clc_load_result %response -> i128`: the answer, kept as the tile it names (-1: none)."""
+    res = env.get(op.operands[0]) if op.operands else None
+    if op.results:
+        env[op.results[0]] = m.clc_answers.get(res.key) if isinstance(res, Ref) else None
+    m.access(op, res, "read", who, it)
+
+
+def _h_clc_is_canceled(m: Machine, op: Operation, env, who, it):
+    answer = env.get(op.operands[0]) if op.operands else None
+    if op.results:
+        env[op.results[0]] = None if answer is None else int(answer >= 0)
+
+
+def _h_clc_program_id(m: Machine, op: Operation, env, who, it):
+    """`clc_get_program_id %answer, x|y|z`: the cancelled cluster's first CTA (tiles are
+    numbered along x here)."""
+    answer = env.get(op.operands[0]) if op.operands else None
+    dim = next((w for w in list(op.literals) + list(getattr(op, "keywords", [])) if w in ("x", "y", "z")), "x")
+    if op.results:
+        env[op.results[0]] = None if answer is None else (answer if dim == "x" else 0)
 
 
 def _h_cluster_cta_id(m: Machine, op: Operation, env, who, it):
@@ -936,6 +961,10 @@ _HANDLERS = {
     "ttng.tc_gen5_commit": _h_commit,
     "ttng.async_clc_try_cancel": _h_clc_try_cancel,
     "ttng.clc_query_cancel": _h_clc_query,
+    "ttng.clc_try_cancel": _h_clc_try_cancel,
+    "ttng.clc_load_result": _h_clc_load,
+    "ttng.clc_is_canceled": _h_clc_is_canceled,
+    "ttng.clc_get_program_id": _h_clc_program_id,
     "nvg.cluster_id": _h_cluster_cta_id,
     "ttng.arrive_barrier_named": _h_named_arrive,
     "ttng.wait_barrier_named": _h_named_wait,
