@@ -297,3 +297,20 @@ def test_gluon_clc_ops_are_modelled_like_tlx_ones() -> None:
     result = run(_fn(text), policy="favorable")
     assert result.outcome == "completed"
     assert all(n == 8 for n in result.machine.loop_trips.values())
+
+
+def test_explore_timeout_bounds_its_bounds_search_and_runs() -> None:
+    """`explore --timeout` is one budget for the whole command: the bounds search and every
+    schedule stop inside a long loop nest, and the result says `bound_reached` and why, instead
+    of running the loop to its end (what made the causal-attention lit file take 200 s)."""
+    from barrier_viz.analyses.explore import explore
+
+    loops = ("      %n = arith.constant 1000000000 : i32\n      %one = arith.constant 1 : i32\n"
+             "      scf.for %i = %c0 to %n step %one : i32 {\n        %x = arith.addi %i, %one : i32\n      }\n")
+    text = kernel("", "%bar", one_barrier(),
+                  "      %c0 = arith.constant 0 : i32\n" + loops + f"      ttng.wait_barrier %bar, %c0 : {BAR}",
+                  f"%b1: {BAR}", f"      ttng.arrive_barrier %b1, 1 : {BAR}", BAR)
+    res = explore(_fn(text), timeout=0.5)
+    assert res.result == "bound_reached"
+    assert res.reason
+    assert all(r.outcome == "bound_reached" for r in res.runs)
