@@ -98,8 +98,19 @@ def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: 
 
 
 def _unmodelled(result: RunResult) -> str:
-    """Why this stuck state is not a verdict, if a barrier it waits on is touched by an op the
-    interpreter does not model (its arrivals may be exactly what is missing)."""
+    """Why this stuck state is not a verdict: a barrier it waits on is touched by an op the
+    interpreter does not model (its arrivals may be exactly what is missing), or some
+    partitions ran a loop whose trip count is a runtime value we assumed while others' loops
+    had known bounds (their counts may agree on the GPU and not here)."""
+    m = result.machine
+    if m is not None and m.assumed:
+        parts = [t for t in m.threads if t.index != 0 or m.ws_op is None]
+        guessed = [t for t in parts if m.assumed.get(t.index)]
+        if guessed and len(guessed) < len(parts):
+            t = guessed[0]
+            lines = ", ".join(map(str, sorted(m.assumed[t.index])))
+            return (f"{t.name} ran the loop(s) at line(s) {lines} with an assumed trip count (runtime bounds only it "
+                    "reads) while other partitions' loops had known bounds: no verdict on this hang")
     for b in result.blocked:
         if b.wait.slot.unmodelled:
             return (f"{b.thread.name} blocks at line {b.line} on {_barrier_name(b)}, which "

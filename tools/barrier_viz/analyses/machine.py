@@ -236,6 +236,7 @@ class Machine:
         self.clc_answers: dict[tuple, int] = {}  # response buffer -> the tile it holds (-1: none)
         self.named: dict[int, BarrierSlot] = {}  # named barrier id -> its state
         self.arith_plans: dict[int, tuple] = {}  # id(op) -> what `_arith` needs of it
+        self.assumed: dict[int, set[int]] = {}  # thread -> lines of loops whose trip count was assumed
         self.deadline = None  # a budget.Deadline: the run stops once it has passed
         if self.params.track_races:
             from .hb import HappensBefore
@@ -769,6 +770,7 @@ def _h_for(m: Machine, op: Operation, env, who, it):
         lb, step = (lb if isinstance(lb, int) else 0), (step if isinstance(step, int) and step > 0 else 1)
         ub = lb + trips * step
         m.notes.append(f"line {op.line}: loop bounds unknown; ran {trips} iterations")
+        m.assumed.setdefault(who, set()).add(op.line)
     if step <= 0:
         m.notes.append(f"line {op.line}: non-positive loop step; loop skipped")
         for r, v in zip(op.results, inits):
@@ -824,6 +826,7 @@ def _h_while(m: Machine, op: Operation, env, who, it):
             # A runtime condition (a tile count read from memory): run `unknown_trips` iterations.
             limit = m.params.unknown_trips if limit is None else limit
             cond = k < limit
+            m.assumed.setdefault(who, set()).add(op.line)
             if not cond:
                 m.notes.append(f"line {op.line}: while condition unknown; ran {limit} iterations")
         if not cond:
