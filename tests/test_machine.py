@@ -73,6 +73,9 @@ def test_ten_thousand_nested_ifs_simulate_without_recursion(tmp_path: Path) -> N
     code, doc = _check(tmp_path, text)
     assert code == 0
     assert not [f for f in doc["findings"] if f["kind"].startswith("deadlock")]
+    for command in ("report", "explore"):
+        r = run_cli(command, str(tmp_path / "k.ttgir"), "--format", "json")
+        assert r.exception is None and r.exit_code == 0, (command, r.exception, r.stderr[-300:])
 
 
 def _fn(text: str):
