@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from ..ir.model import Operation
 from ..render.words import plural
 from .findings import Finding, Kind, Severity, finding
+from .budget import Budget
 from .machine import Params
-from .schedule import POLICIES, Blocked, RunResult, choose_params, default_trips, run
+from .schedule import POLICIES, Blocked, RunResult, choose_params, covered_summary, default_trips, run
 
 
 @dataclass
@@ -34,44 +35,88 @@ class DeadlockAnalysis:
     runs: list[RunResult]
     findings: list[Finding] = field(default_factory=list)
     witness: RunResult | None = None
+    budget: Budget | None = None
+    covered: dict[str, dict] = field(default_factory=dict)  # policy -> what a bounded run covered
 
     @property
     def simulated(self) -> bool:
         return bool(self.runs) and self.runs[0].outcome != "not_simulated"
 
+    @property
+    def bound_reached(self) -> bool:
+        return any(r.outcome == "bound_reached" for r in self.runs)
+
     def summary(self) -> dict:
-        return {
+        out = {
             "int_args": self.params.int_args,
-            "runs": [{"policy": r.policy, "outcome": r.outcome, "steps": r.steps, **({"reason": r.reason} if r.reason else {})}
+            "runs": [{"policy": r.policy, "outcome": r.outcome, "steps": r.steps, **({"reason": r.reason} if r.reason else {}),
+                      **({"covered": self.covered[r.policy]} if r.policy in self.covered else {})}
                      for r in self.runs],
         }
+        if self.bound_reached:
+            out["bound_reached"] = True
+            if self.budget is not None:
+                out["budget_seconds"] = round(self.budget.seconds, 3)
+        return out
 
 
 def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: Params | None = None,
-                      gated=None) -> DeadlockAnalysis:
+                      gated=None, budget: Budget | None = None) -> DeadlockAnalysis:
     """Run every scheduling policy; turn the first deadlock into findings.
 
     `arrivers` maps id(allocation op) to the partitions that arrive on it anywhere in the IR
     (any mechanism): a barrier with none has no producer. `gated(line, partition)` says whether
     the arrival at `line` is preceded, in its iteration, by a wait on a barrier that `partition`
     arrives on (the backward edge that keeps a producer at most one phase ahead)."""
+    budget = budget or Budget()
     trips = default_trips(function)
-    params = choose_params(function, base or Params(max_steps=60_000), min_trips=trips)
+    # Choosing the bounds may use part of the budget; the schedules share the rest.
+    params = choose_params(function, base or Params(max_steps=60_000), min_trips=trips, deadline=budget.share(0.5))
     runs: list[RunResult] = []
-    analysis = DeadlockAnalysis(params, runs)
+    analysis = DeadlockAnalysis(params, runs, budget=budget)
     favorable_ok = None
     for policy in POLICIES:
-        result = run(function, params, policy, stop_trips=trips)
+        if budget.spent():
+            runs.append(RunResult("bound_reached", policy, 0, None, reason="the time budget ran out before this schedule"))
+            continue
+        result = run(function, params, policy, stop_trips=trips, deadline=budget.deadline)
         runs.append(result)
+        if result.outcome == "bound_reached":
+            analysis.covered[policy] = covered_summary(result, function, trips)
         if result.outcome == "not_simulated":
             return analysis
         if policy == "favorable":
             favorable_ok = not result.deadlocked
+        if result.deadlocked and _unmodelled(result):
+            # The hang involves a barrier an unmodelled op touches: a stated limit, no verdict.
+            result.outcome, result.reason = "limit", _unmodelled(result)
+            return analysis
         if result.deadlocked:
             analysis.witness = result
             analysis.findings = _classify(result, arrivers, adversarial_only=bool(favorable_ok), gated=gated)
             return analysis
     return analysis
+
+
+def _unmodelled(result: RunResult) -> str:
+    """Why this stuck state is not a verdict: a barrier it waits on is touched by an op the
+    interpreter does not model (its arrivals may be exactly what is missing), or some
+    partitions ran a loop whose trip count is a runtime value we assumed while others' loops
+    had known bounds (their counts may agree on the GPU and not here)."""
+    m = result.machine
+    if m is not None and m.assumed:
+        parts = [t for t in m.threads if t.index != 0 or m.ws_op is None]
+        guessed = [t for t in parts if m.assumed.get(t.index)]
+        if guessed and len(guessed) < len(parts):
+            t = guessed[0]
+            lines = ", ".join(map(str, sorted(m.assumed[t.index])))
+            return (f"{t.name} ran the loop(s) at line(s) {lines} with an assumed trip count (runtime bounds only it "
+                    "reads) while other partitions' loops had known bounds: no verdict on this hang")
+    for b in result.blocked:
+        if b.wait.slot.unmodelled:
+            return (f"{b.thread.name} blocks at line {b.line} on {_barrier_name(b)}, which "
+                    f"{b.wait.slot.unmodelled} also uses and the interpreter does not model: no verdict on it")
+    return ""
 
 
 def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only: bool, gated=None) -> list[Finding]:
@@ -83,7 +128,7 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
     parts = [b.thread.name for b in blocked]
     # Condition 1: a blocked wait on a barrier nothing arrives on.
     for b in blocked:
-        if not arrivers.get(id(b.wait.slot.ref.alloc)):
+        if b.wait.slot.named is None and not arrivers.get(id(b.wait.slot.ref.alloc)):
             return [finding(
                 Kind.DEADLOCK_NO_PRODUCER, Severity.error,
                 f"{b.thread.name} waits at line {b.line} on {_barrier_name(b)}, but no operation ever arrives on "
@@ -218,6 +263,8 @@ def _arrive_lines(slot) -> set[int]:
 
 
 def _barrier_name(b: Blocked) -> str:
+    if b.wait.slot.named is not None:
+        return f"named barrier {b.wait.slot.named}"
     ref = b.wait.slot.ref
     name = ref.alloc.results[0] if ref.alloc.results else ref.alloc.name
     return name + "".join(f"[{i if i is not None else '?'}]" for i in ref.indices)

@@ -20,8 +20,9 @@ import time
 from dataclasses import dataclass, field, replace
 
 from ..ir.model import Operation
+from .budget import WALL, Budget
 from .machine import Params
-from .schedule import POLICIES, RunResult, choose_params, default_trips, run
+from .schedule import POLICIES, RunResult, choose_params, covered_summary, default_trips, run
 
 
 @dataclass
@@ -63,10 +64,12 @@ class ExploreResult:
 def explore(function: Operation, *, trips: int | None = None, max_states: int = 200_000, timeout: float = 10.0,
             random_runs: int = 8) -> ExploreResult:
     chosen_at = time.perf_counter()
+    budget = Budget(seconds=timeout, clock=WALL, started=chosen_at)  # --timeout: what the user waits
     stop = trips or default_trips(function)
     base = Params(max_steps=60_000, unknown_trips=max(3, stop))
-    params = replace(choose_params(function, base, min_trips=stop), track_races=True)
-    # The timeout bounds the exploration itself; choosing the bounds is reported apart.
+    # One budget for the whole command: choosing the bounds may use part of it (reported
+    # apart as bounds_seconds), the schedules share the rest.
+    params = replace(choose_params(function, base, min_trips=stop, deadline=budget.share(0.4)), track_races=True)
     started = time.perf_counter()
     out = ExploreResult("clean_within_bounds", params, stop)
     seen: set[int] = set()
@@ -88,12 +91,12 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
             k += 1
         else:
             break
-        over_time = time.perf_counter() - started > timeout
+        over_time = budget.spent()
         if over_time or len(seen) >= max_states:
             if mandatory:
                 out.reason = "timeout" if over_time else "max states"
             break
-        result = run(function, params, policy, stop_trips=stop, observer=observer, deadline=started + timeout)
+        result = run(function, params, policy, stop_trips=stop, observer=observer, deadline=budget.deadline)
         out.runs.append(result)
         if result.outcome == "not_simulated":
             out.result, out.reason = "not_simulated", result.reason
@@ -106,7 +109,10 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
         if result.deadlocked and out.deadlock is None:
             out.deadlock = result
         if result.outcome == "bound_reached" and mandatory and not out.reason:
-            out.reason = f"the {policy} schedule used its {params.max_steps} steps before covering every loop"
+            got = covered_summary(result, function, stop)
+            out.reason = (f"the {policy} schedule stopped before covering every loop ({result.reason or 'step bound'}; "
+                          f"{got.get('loops_at_trips', 0)} of {got.get('barrier_loops', 0)} barrier loops at {stop} trips, "
+                          f"{got.get('rings_wrapped', 0)} of {got.get('rings_waited_in_loops', 0)} rings wrapped)")
     if out.deadlock is not None:
         out.result = "deadlock"
     elif out.races:

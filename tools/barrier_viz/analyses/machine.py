@@ -8,7 +8,9 @@ phases, predicates) are computed concretely, tensors are opaque, and every mbarr
 exact hardware state (parity, pending arrivals, transaction bytes; ir-semantics.md §4).
 
 Each partition of `ttg.warp_specialize` is a Python generator that yields at every barrier
-operation; a scheduler (`analyses.schedule`) decides who runs next. Asynchronous arrivals (TMA
+operation; a scheduler (`analyses.schedule`) decides who runs next. Nested regions do not nest
+Python calls: a handler yields the generator of a sub-region and `Trampoline` drives the stack
+explicitly, so 10,000 nested `scf.if` run like one (no RecursionError, like the parser). Asynchronous arrivals (TMA
 bytes landing, tcgen05 commits, MMA barrier lists) complete when the issuing op executes: that is
 one legal schedule, the one where the hardware is fast.
 
@@ -19,7 +21,9 @@ every partition computes the same trip counts, including peeled first iterations
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
+from types import GeneratorType
 from typing import Any, Iterator
 
 from ..ir.model import Block, Operation, Region
@@ -29,9 +33,46 @@ from ..ir.vocab import LOOP_OPS
 Value = Any  # int, Ref, or None (opaque)
 
 _INT_TYPE = re.compile(r"^i(\d+)$")
+_BARRIER_MAKERS = frozenset({"ttng.init_barrier", "nvws.create_token"})
+_NUM_WARPS = re.compile(r"num_warps\s*\(\s*(\d+)\s*\)")
 
 class SimulationError(Exception):
     """The interpreter met something it cannot model faithfully (reported, never guessed)."""
+
+
+class BoundReached(Exception):
+    """The run used its time budget or its operation budget: what it covered stands,
+    nothing is concluded about the rest (the scheduler reports `bound_reached`)."""
+
+
+class Trampoline:
+    """Runs a stack of handler generators as one iterator of scheduler requests.
+
+    A handler that enters a region yields that region's generator instead of `yield from`-ing
+    it: the generator is pushed here, run until it finishes, then its parent resumes. Requests
+    (Wait, Step, Join) go to the scheduler. Depth costs a list entry, not a Python frame."""
+
+    __slots__ = ("stack",)
+
+    def __init__(self, gen: Iterator[Any]):
+        self.stack: list[Iterator[Any]] = [gen]
+
+    def __iter__(self) -> "Trampoline":
+        return self
+
+    def __next__(self) -> Any:
+        stack = self.stack
+        while stack:
+            try:
+                item = next(stack[-1])
+            except StopIteration:
+                stack.pop()
+                continue
+            if type(item) is GeneratorType:
+                stack.append(item)
+                continue
+            return item
+        raise StopIteration
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +117,8 @@ class BarrierSlot:
     completed_by: list[tuple] = field(default_factory=list)  # (thread, iteration, line) of recent completions
     first_parity: dict[int, int] = field(default_factory=dict)  # thread index -> parity of its first wait
     phase_arrivers: set[int] = field(default_factory=set)  # threads that arrived since the last completion
+    unmodelled: str = ""  # an op the interpreter does not model touched this barrier ("op at line N")
+    named: int | None = None  # a hardware named barrier (bar.sync/bar.arrive id), not an mbarrier
 
     def arrive(self, n: int, line: int, who: int) -> None:
         self.arrivals += 1
@@ -152,6 +195,7 @@ class Params:
     max_steps: int = 200_000
     track_races: bool = False
     arg_values: tuple[tuple[int, int], ...] = ()  # (argument position, value) overriding int_args
+    max_ops: int = 3_000_000  # operations executed (visible or not) before a run stops
 
 
 @dataclass
@@ -166,6 +210,7 @@ class Thread:
     steps: int = 0
     trail: list[tuple[int, str, tuple[int, ...]]] = field(default_factory=list)  # (line, op, iteration)
     machine: "Machine | None" = field(default=None, repr=False)
+    warps: int = 4  # warps running this partition (a `perThread` arrive arrives once per thread)
 
 
 class Machine:
@@ -185,6 +230,14 @@ class Machine:
         self._agent_ids: dict[tuple[int, int], int] = {}
         self.agent_owner: dict[int, int] = {}  # async agent -> the thread that issued it
         self.tcgen05: dict[int, list[int]] = {}  # thread -> its tcgen05 agents not yet committed
+        self.ops = 0  # operations executed, all threads together
+        self.barrier_allocs: set[tuple[int, int]] = set()  # (id(alloc), instance) holding barrier slots
+        self.clc_issued = 0  # CLC try_cancel requests so far (the answer turns "no more tiles" at a bound)
+        self.clc_answers: dict[tuple, int] = {}  # response buffer -> the tile it holds (-1: none)
+        self.named: dict[int, BarrierSlot] = {}  # named barrier id -> its state
+        self.arith_plans: dict[int, tuple] = {}  # id(op) -> what `_arith` needs of it
+        self.assumed: dict[int, set[int]] = {}  # thread -> lines of loops whose trip count was assumed
+        self.deadline = None  # a budget.Deadline: the run stops once it has passed
         if self.params.track_races:
             from .hb import HappensBefore
 
@@ -261,14 +314,19 @@ class Machine:
         if body is None:
             raise SimulationError("function has no body")
         module = next((a for a in self.function.ancestors() if a.name == "builtin.module"), None)
-        ctas = module.attr("ttg.num-ctas") if module is not None else None
-        if isinstance(ctas, int) and not isinstance(ctas, bool) and ctas > 1:
+        ctas = _cluster_size(module)
+        if ctas > 1:
             raise SimulationError(f"a cluster of {ctas} CTAs: peer CTAs can arrive on these barriers (multicast "
                                   "TMA, remote arrives), which a one-CTA simulation cannot see")
+        if not any(o.name in _BARRIER_MAKERS for o in self.function.walk()):
+            raise SimulationError("no mbarrier is initialised (no init_barrier, no NVWS token): there is no barrier "
+                                  "program to run")
         if not any(o.name == "ttg.warp_specialize" for o in self.function.walk()):
             if any("async_task_id" in o.attributes or "ttg.partition" in o.attributes for o in self.function.walk()):
                 raise SimulationError("pre-partition IR (task ids, no warp_specialize) is not simulated")
-        self.threads.append(Thread(0, "main", self._run_block_fresh(body), machine=self))
+        warps = module.attr("ttg.num-warps") if module is not None else None
+        self.threads.append(Thread(0, "main", Trampoline(self._run_block_fresh(body)), machine=self,
+                                   warps=warps if isinstance(warps, int) and warps > 0 else 4))
         return self.threads
 
     def _entry_env(self, body: Block) -> dict[str, Value]:
@@ -280,7 +338,7 @@ class Machine:
         return env
 
     def _run_block_fresh(self, body: Block) -> Iterator[Wait | Step]:
-        yield from self._exec_block(body, self._entry_env(body), 0, ())
+        yield self._exec_block(body, self._entry_env(body), 0, ())
 
     def _arg_value(self, type_: str | None) -> Value:
         if type_ and _INT_TYPE.match(type_):
@@ -288,25 +346,55 @@ class Machine:
         return None
 
     # -- execution ----------------------------------------------------------------------------
-    def _run_region(self, region: Region, env: dict[str, Value], who: int) -> Iterator[Wait | Step]:
-        yield from self._exec_block(region.blocks[0], env, who, ())
-
-    def _exec_block(self, block: Block, env: dict[str, Value], who: int, it: tuple[int, ...]) -> Iterator[Wait | Step]:
+    def _exec_block(self, block: Block, env: dict[str, Value], who: int, it: tuple[int, ...],
+                    skip_terminator: bool = False) -> Iterator[Any]:
+        """Run a block's operations; a handler that blocks or enters a region is yielded as a
+        generator, for the trampoline to drive."""
         for op in block.operations:
-            yield from self._exec(op, env, who, it)
+            if skip_terminator and op.name in ("scf.yield", "scf.condition"):
+                continue
+            self.ops += 1
+            if not self.ops & 1023:
+                self._check_bounds()
+            g = self._exec(op, env, who, it)
+            if g is not None:
+                yield g
 
-    def _exec(self, op: Operation, env: dict[str, Value], who: int, it: tuple[int, ...]) -> Iterator[Wait | Step]:
+    def _exec(self, op: Operation, env: dict[str, Value], who: int, it: tuple[int, ...]) -> Iterator[Any] | None:
+        """Execute `op`: returns the generator of a handler that yields, or None once done."""
         name = op.name
         handler = _HANDLERS.get(name)
         if handler is not None:
-            yield from handler(self, op, env, who, it)
-            return
+            return handler(self, op, env, who, it)
         if name.startswith("arith."):
             _arith(self, op, env)
-            return
+            return None
         # Opaque op: results unknown. Regions of unknown ops are not entered.
         for r in op.results:
             env[r] = None
+        if self.barrier_allocs and name not in _BARRIER_NEUTRAL:
+            self._touches_barrier(op, env)
+        return None
+
+    def _touches_barrier(self, op: Operation, env: dict[str, Value]) -> None:
+        """An op the interpreter does not model takes a barrier operand: whatever it does to the
+        barrier is invisible here, so no hang on that barrier may become a verdict."""
+        for n in op.operands:
+            v = env.get(n)
+            if v.__class__ is Ref and v.key[:2] in self.barrier_allocs:
+                what = f"{op.name} at line {op.line}"
+                for key, slot in self.slots.items():
+                    if key[:2] == v.key[:2] and not slot.unmodelled:
+                        slot.unmodelled = what
+                self.notes.append(f"line {op.line}: {op.name} touches a barrier and is not modelled")
+
+    def _check_bounds(self) -> None:
+        """Checked inside the step loop (every 1024 operations), so a partition that runs long
+        stretches without a barrier operation (a loop nest with none) still stops on time."""
+        if self.ops > self.params.max_ops:
+            raise BoundReached(f"the run executed {self.params.max_ops} operations")
+        if self.deadline is not None and self.deadline.passed():
+            raise BoundReached("the time budget ran out")
 
     # -- barrier state --------------------------------------------------------------------------
     def slot(self, ref: Value, op: Operation) -> BarrierSlot | None:
@@ -316,6 +404,26 @@ class Machine:
 
     def get(self, env: dict[str, Value], name: str) -> Value:
         return env.get(name)
+
+
+def _cluster_size(module: Operation | None) -> int:
+    """CTAs per cluster: `ttg.num-ctas`, or the cluster dims TLX and Gluon set instead
+    (`ttg.cluster-dim-x/y/z`, from `ctas_per_cga`) while num-ctas stays 1."""
+    if module is None:
+        return 1
+    def attr(name: str) -> int:
+        v = module.attr(name)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 1
+    dims = attr("ttg.cluster-dim-x") * attr("ttg.cluster-dim-y") * attr("ttg.cluster-dim-z")
+    return max(attr("ttg.num-ctas"), dims)
+
+
+# Ops that take a barrier operand without changing its state (or whose effect is its lifetime).
+_BARRIER_NEUTRAL = frozenset({"scf.yield", "scf.condition", "ttg.warp_yield", "ttg.warp_return", "tt.return",
+                              "ttg.local_dealloc", "ttng.fence_async_shared", "ttg.barrier", "ttng.fence",
+                              "ttg.memdesc_index", "ttg.local_alloc"})
+
+CLC_TILES = 8  # tiles one CTA takes through cluster launch control before the answer is "no more tiles"
 
 
 # -- handlers ---------------------------------------------------------------------------------------
@@ -352,8 +460,6 @@ def _h_alloc(m: Machine, op: Operation, env, who, it):
     m.instances[id(op)] = inst
     for r in op.results:
         env[r] = Ref(op, inst) if not r.endswith("#1") else None
-    return
-    yield  # pragma: no cover
 
 
 def _h_view(m: Machine, op: Operation, env, who, it):
@@ -375,8 +481,6 @@ def _h_view(m: Machine, op: Operation, env, who, it):
         base = base.view(n if isinstance(n, int) and not isinstance(n, bool) else 0, width)
     for r in op.results:
         env[r] = base
-    return
-    yield  # pragma: no cover
 
 
 def _h_init(m: Machine, op: Operation, env, who, it):
@@ -384,13 +488,11 @@ def _h_init(m: Machine, op: Operation, env, who, it):
     count = int(op.literals[0]) if op.literals and op.literals[0].lstrip("-").isdigit() else 1
     if isinstance(ref, Ref):
         m.slots[ref.key] = BarrierSlot(ref, count, count, init_line=op.line)
-    return
-    yield  # pragma: no cover
+        m.barrier_allocs.add(ref.key[:2])
 
 
 def _h_inval(m: Machine, op: Operation, env, who, it):
-    return
-    yield  # pragma: no cover
+    return None
 
 
 def _need_slot(m: Machine, op: Operation, env, name: str) -> BarrierSlot | None:
@@ -427,6 +529,10 @@ def _h_arrive(m: Machine, op: Operation, env, who, it):
     slot = _need_slot(m, op, env, pos[0])
     if slot is None:
         return
+    if not expect and "perThread" in op.attributes:
+        # Every thread of the partition arrives (no elected leader): TLX's warp barriers init
+        # the count to the arriving threads (128 for one warpgroup), not to 1.
+        amount *= 32 * m.threads[who].warps
     yield Step(op)
     if expect:
         m.expect(slot, amount, op.line, who, it=it)
@@ -499,8 +605,6 @@ def _accessor(reads: tuple[int, ...], writes: tuple[int, ...], pred: int | None 
         for k in writes:
             if k < len(pos):
                 m.access(op, env.get(pos[k]), "write", who, it)
-        return
-        yield  # pragma: no cover
 
     return handler
 
@@ -525,6 +629,110 @@ def _region(ref: Ref):
 def _last_dim(type_: str | None) -> int | None:
     md = parse_memdesc(type_)
     return md.shape[-1] if md is not None and md.shape else None
+
+
+def _h_clc_try_cancel(m: Machine, op: Operation, env, who, it):
+    """`async_clc_try_cancel %bar, %response` (TLX) or `clc_try_cancel %response, %bar`
+    (Gluon/upstream): asks the hardware for a cluster not launched yet;
+    the 16-byte answer lands in `%response` and completes 16 transaction bytes on `%bar`
+    (complete_tx, like a TMA copy). The answer is a new tile for the first CLC_TILES - 1
+    requests, then "no more tiles" (-1), so a CLC persistent loop ends after a bounded number
+    of tiles, as it does when the grid is used up."""
+    pos = op.positional
+    if len(pos) < 2:
+        return
+    bar, response = (pos[1], pos[0]) if op.name == "ttng.clc_try_cancel" else (pos[0], pos[1])
+    slot = _need_slot(m, op, env, bar)
+    res = env.get(response)
+    if slot is None:
+        return
+    yield Step(op)
+    m.clc_issued += 1
+    answer = m.params.num_programs * m.clc_issued + m.params.program_id if m.clc_issued < CLC_TILES else -1
+    if isinstance(res, Ref):
+        m.clc_answers[res.key] = answer
+    agent = m.agent(who, op)
+    m.access(op, res, "write", agent, it)
+    m.complete_tx(slot, 16, op.line, who, agent, it=it)
+
+
+def _h_clc_query(m: Machine, op: Operation, env, who, it):
+    """`clc_query_cancel %response` -> (x, y, z) of the cancelled cluster's first CTA, or -1."""
+    res = env.get(op.operands[0]) if op.operands else None
+    answer = m.clc_answers.get(res.key) if isinstance(res, Ref) else None
+    values = (None,) * 3 if answer is None else ((answer, 0, 0) if answer >= 0 else (-1, -1, -1))
+    for r, v in zip(op.results, values):
+        env[r] = v
+    m.access(op, res, "read", who, it)
+
+
+def _h_clc_load(m: Machine, op: Operation, env, who, it):
+    """`clc_load_result %response -> i128`: the answer, kept as the tile it names (-1: none)."""
+    res = env.get(op.operands[0]) if op.operands else None
+    if op.results:
+        env[op.results[0]] = m.clc_answers.get(res.key) if isinstance(res, Ref) else None
+    m.access(op, res, "read", who, it)
+
+
+def _h_clc_is_canceled(m: Machine, op: Operation, env, who, it):
+    answer = env.get(op.operands[0]) if op.operands else None
+    if op.results:
+        env[op.results[0]] = None if answer is None else int(answer >= 0)
+
+
+def _h_clc_program_id(m: Machine, op: Operation, env, who, it):
+    """`clc_get_program_id %answer, x|y|z`: the cancelled cluster's first CTA (tiles are
+    numbered along x here)."""
+    answer = env.get(op.operands[0]) if op.operands else None
+    dim = next((w for w in list(op.literals) + list(getattr(op, "keywords", [])) if w in ("x", "y", "z")), "x")
+    if op.results:
+        env[op.results[0]] = None if answer is None else (answer if dim == "x" else 0)
+
+
+def _h_cluster_cta_id(m: Machine, op: Operation, env, who, it):
+    """`nvg.cluster_id`: this CTA's rank in its cluster; 0 in a one-CTA cluster (larger clusters
+    are not simulated)."""
+    for r in op.results:
+        env[r] = 0
+
+
+def _named_slot(m: Machine, op: Operation, env) -> tuple[BarrierSlot | None, int]:
+    """The named barrier `op` uses and the threads it expects; (None, 0) when either operand
+    is unknown (the op is then reported as a limit, like any barrier op we cannot follow)."""
+    pos = op.positional
+    bar = env.get(pos[0]) if pos else None
+    threads = env.get(pos[1]) if len(pos) > 1 else None
+    if not isinstance(bar, int) or not isinstance(threads, int) or threads <= 0:
+        m.notes.append(f"line {op.line}: named barrier with an unknown id or thread count; not modelled")
+        return None, 0
+    slot = m.named.get(bar)
+    if slot is None or slot.count != threads:
+        # A generation completes when `threads` threads have arrived; it then re-arms.
+        slot = BarrierSlot(Ref(op, 0, ("named", bar)), threads, threads, init_line=op.line, named=bar)
+        m.named[bar] = slot
+    return slot, threads
+
+
+def _h_named_arrive(m: Machine, op: Operation, env, who, it):
+    """`arrive_barrier_named %id, %threads` (bar.arrive): every thread of the partition arrives
+    on hardware barrier `id`, without waiting."""
+    slot, _ = _named_slot(m, op, env)
+    if slot is None:
+        return
+    yield Step(op)
+    m.arrive(slot, min(32 * m.threads[who].warps, slot.pending or slot.count), op.line, who, it=it)
+
+
+def _h_named_wait(m: Machine, op: Operation, env, who, it):
+    """`wait_barrier_named %id, %threads` (bar.sync): the partition's threads arrive, then wait
+    until the generation they arrived in has its `threads` arrivals."""
+    slot, _ = _named_slot(m, op, env)
+    if slot is None:
+        return
+    yield Step(op)
+    generation = slot.parity
+    m.arrive(slot, min(32 * m.threads[who].warps, slot.pending or slot.count), op.line, who, it=it)
+    yield Wait(op, slot, generation, it)
 
 
 def _h_commit(m: Machine, op: Operation, env, who, it):
@@ -566,6 +774,7 @@ def _h_for(m: Machine, op: Operation, env, who, it):
         lb, step = (lb if isinstance(lb, int) else 0), (step if isinstance(step, int) and step > 0 else 1)
         ub = lb + trips * step
         m.notes.append(f"line {op.line}: loop bounds unknown; ran {trips} iterations")
+        m.assumed.setdefault(who, set()).add(op.line)
     if step <= 0:
         m.notes.append(f"line {op.line}: non-positive loop step; loop skipped")
         for r, v in zip(op.results, inits):
@@ -579,7 +788,7 @@ def _h_for(m: Machine, op: Operation, env, who, it):
             env[args[0].name] = iv
         for a, v in zip(args[1:], carried):
             env[a.name] = v
-        yield from _exec_body(m, body, env, who, it + (k,))
+        yield _exec_body(m, body, env, who, it + (k,))
         carried = _yielded(body, env, len(carried))
         iv += step
         k += 1
@@ -591,10 +800,7 @@ def _h_for(m: Machine, op: Operation, env, who, it):
 
 
 def _exec_body(m: Machine, block: Block, env, who, it):
-    for inner in block.operations:
-        if inner.name in ("scf.yield", "scf.condition"):
-            continue
-        yield from m._exec(inner, env, who, it)
+    return m._exec_block(block, env, who, it, skip_terminator=True)
 
 
 def _yielded(block: Block, env, n: int) -> list[Value]:
@@ -614,16 +820,18 @@ def _h_while(m: Machine, op: Operation, env, who, it):
     while True:
         for a, v in zip(before.arguments, carried):
             env[a.name] = v
-        yield from _exec_body(m, before, env, who, it + (k,))
+        yield _exec_body(m, before, env, who, it + (k,))
         term = before.operations[-1] if before.operations else None
         if term is None or term.name != "scf.condition":
             return
         cond = env.get(term.operands[0]) if term.operands else None
         forwarded = [env.get(n) for n in term.operands[1:]]
         if cond is None:
+            # A runtime condition (a tile count read from memory): run `unknown_trips` iterations.
             limit = m.params.unknown_trips if limit is None else limit
-            if k >= limit:
-                cond = False
+            cond = k < limit
+            m.assumed.setdefault(who, set()).add(op.line)
+            if not cond:
                 m.notes.append(f"line {op.line}: while condition unknown; ran {limit} iterations")
         if not cond:
             m.loop_exits[id(op)] = m.loop_exits.get(id(op), 0) + 1
@@ -632,7 +840,7 @@ def _h_while(m: Machine, op: Operation, env, who, it):
             return
         for a, v in zip(after.arguments, forwarded):
             env[a.name] = v
-        yield from _exec_body(m, after, env, who, it + (k,))
+        yield _exec_body(m, after, env, who, it + (k,))
         carried = _yielded(after, env, len(carried))
         k += 1
         m.loop_trips[id(op)] = max(m.loop_trips.get(id(op), 0), k)
@@ -646,7 +854,7 @@ def _h_if(m: Machine, op: Operation, env, who, it):
             env[r] = None
         return
     block = op.regions[branch].blocks[0]
-    yield from _exec_body(m, block, env, who, it)
+    yield _exec_body(m, block, env, who, it)
     values = _yielded(block, env, len(op.results))
     for r, v in zip(op.results, values):
         env[r] = v
@@ -654,14 +862,10 @@ def _h_if(m: Machine, op: Operation, env, who, it):
 
 def _h_program_id(m: Machine, op: Operation, env, who, it):
     env[op.results[0]] = m.params.program_id
-    return
-    yield  # pragma: no cover
 
 
 def _h_num_programs(m: Machine, op: Operation, env, who, it):
     env[op.results[0]] = m.params.num_programs
-    return
-    yield  # pragma: no cover
 
 
 def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
@@ -679,7 +883,9 @@ def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
         index = len(m.threads)
         if m.hb is not None:
             m.hb.fork(who if who >= 0 else 0, index)
-        thread = Thread(index, region.label or f"region{k}", m._exec_block(region.blocks[0], penv, index, it), machine=m)
+        warps = _NUM_WARPS.search(region.header or "")
+        thread = Thread(index, region.label or f"region{k}", Trampoline(m._exec_block(region.blocks[0], penv, index, it)),
+                        machine=m, warps=int(warps.group(1)) if warps else m.threads[who].warps)
         m.threads.append(thread)
         children.append(thread)
     m.ws_op = op
@@ -704,8 +910,6 @@ def _h_create_token(m: Machine, op: Operation, env, who, it):
             m.slots[slot_ref.key] = BarrierSlot(slot_ref, 1, 1, init_line=op.line)
     for r in op.results:
         env[r] = ref
-    return
-    yield  # pragma: no cover
 
 
 def _token_slot(m: Machine, op: Operation, env, side: str) -> BarrierSlot | None:
@@ -762,6 +966,15 @@ _HANDLERS = {
     "ttng.tc_gen5_mma": _h_mma,
     "ttng.tc_gen5_mma_scaled": _h_mma,
     "ttng.tc_gen5_commit": _h_commit,
+    "ttng.async_clc_try_cancel": _h_clc_try_cancel,
+    "ttng.clc_query_cancel": _h_clc_query,
+    "ttng.clc_try_cancel": _h_clc_try_cancel,
+    "ttng.clc_load_result": _h_clc_load,
+    "ttng.clc_is_canceled": _h_clc_is_canceled,
+    "ttng.clc_get_program_id": _h_clc_program_id,
+    "nvg.cluster_id": _h_cluster_cta_id,
+    "ttng.arrive_barrier_named": _h_named_arrive,
+    "ttng.wait_barrier_named": _h_named_wait,
     "ttng.async_tma_store_token_wait": _h_store_wait,
     "ttng.tmem_load": _accessor(reads=(0,), writes=()),
     "ttng.tmem_store": _accessor(reads=(), writes=(1,), pred=2),
@@ -825,25 +1038,41 @@ def _constant(op: Operation) -> Value:
 
 
 def _arith(m: Machine, op: Operation, env: dict[str, Value]) -> None:
-    name = op.name[6:]
-    rtype = op.result_types[0] if op.result_types else None
-    width = _width(rtype)
+    plan = m.arith_plans.get(id(op))
+    if plan is None or plan[0] is not op:
+        plan = m.arith_plans[id(op)] = _arith_plan(op)
+    _, name, width, src_width, fn, result_name, operands = plan
+    if result_name is None:
+        return
     if name == "constant":
-        env[op.results[0]] = _constant(op)
+        env[result_name] = fn
         return
-    args = [env.get(n) for n in op.operands]
-    if not op.results:
+    args = [env.get(n) for n in operands]
+    if name == "select" and len(args) == 3 and args[0] is not None:
+        # Only the chosen operand matters (a CLC tile id selected against an unknown offset).
+        chosen = args[1] if args[0] else args[2]
+        env[result_name] = _wrap(chosen, width) if isinstance(chosen, int) else None
         return
-    if any(a is None for a in args) or not args:
-        env[op.results[0]] = None
+    if None in args or not args:
+        env[result_name] = None
         return
-    src_width = _width(op.types[0]) if op.types else width
-    result: Value
     try:
-        result = _ARITH.get(name, _unknown)(args, width, src_width, op)
+        result = fn(args, width, src_width, op)
     except (ZeroDivisionError, ValueError, TypeError):
         result = None
-    env[op.results[0]] = _wrap(result, width) if isinstance(result, int) else None
+    env[result_name] = _wrap(result, width) if isinstance(result, int) else None
+
+
+def _arith_plan(op: Operation) -> tuple:
+    """What `_arith` needs of an op, computed once per op (types parsed, handler looked up):
+    (op, name, result width, source width, handler or constant value, result, operands)."""
+    name = op.name[6:]
+    width = _width(op.result_types[0] if op.result_types else None)
+    result_name = op.results[0] if op.results else None
+    if name == "constant":
+        return (op, name, width, width, _constant(op), result_name, ())
+    src_width = _width(op.types[0]) if op.types else width
+    return (op, name, width, src_width, _ARITH.get(name, _unknown), result_name, tuple(op.operands))
 
 
 def _unknown(args, width, src_width, op):

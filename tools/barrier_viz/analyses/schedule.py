@@ -15,7 +15,8 @@ from typing import Iterable
 
 from ..ir.model import Operation
 from ..progress import tick
-from .machine import Join, Machine, Params, SimulationError, Step, Thread, Wait
+from .budget import as_deadline
+from .machine import BoundReached, Join, Machine, Params, SimulationError, Step, Thread, Wait
 
 
 @dataclass
@@ -57,6 +58,8 @@ class RunResult:
 
 
 def _slot_label(ref) -> str:
+    if ref.indices[:1] == ("named",):
+        return f"named barrier {ref.indices[1]} (first used at line {ref.alloc.line})"
     name = ref.alloc.results[0] if ref.alloc.results else ref.alloc.name
     idx = "".join(f"[{i if i is not None else '?'}]" for i in ref.indices)
     return f"{name}{idx} (allocated at line {ref.alloc.line})"
@@ -78,13 +81,24 @@ def run(function: Operation, params: Params | None = None, policy: str = "in_ord
     called after every step (for state counting)."""
     tick(f"schedule {policy}")  # progress on a terminal (barrier_viz.progress); free otherwise
     machine = Machine(function, params)
+    deadline = as_deadline(deadline)
+    machine.deadline = deadline
     try:
         threads = machine.start()
     except SimulationError as exc:
         return RunResult("not_simulated", policy, 0, machine, reason=str(exc))
     watched = _barrier_loops(function) if stop_trips else []
-    if policy == "favorable":
-        return _run_favorable(machine, threads, policy, watched, stop_trips or 0, observer, deadline)
+    try:
+        if policy == "favorable":
+            return _run_favorable(machine, threads, policy, watched, stop_trips or 0, observer, deadline)
+        return _run_policy(machine, policy, watched, stop_trips, observer, deadline)
+    except BoundReached as exc:
+        steps = sum(t.steps for t in machine.threads)
+        return RunResult("bound_reached", policy, steps, machine, reason=str(exc))
+
+
+def _run_policy(machine: Machine, policy: str, watched: list[int], stop_trips: int | None, observer,
+                deadline: float | None) -> RunResult:
     budget = machine.params.max_steps
     rng = random.Random(int(policy.split(":", 1)[1])) if policy.startswith("random:") else None
     victim = policy.split(":", 1)[1] if policy.startswith("starve:") else None
@@ -113,8 +127,10 @@ def run(function: Operation, params: Params | None = None, policy: str = "in_ord
             steps += n
             if observer is not None:
                 observer(machine)
-            if steps > budget or _late(deadline, steps):
-                return RunResult("bound_reached", policy, steps, machine)
+            if steps > budget:
+                return RunResult("bound_reached", policy, steps, machine, reason=f"the schedule took {budget} steps")
+            if _late(deadline, steps):
+                return RunResult("bound_reached", policy, steps, machine, reason="the time budget ran out")
             if watched and _covered(machine, watched, stop_trips or 0):
                 return RunResult("covered", policy, steps, machine)
     except SimulationError as exc:
@@ -149,11 +165,42 @@ RING_WRAPS = 2  # every barrier slot waited on in a loop must complete this many
 def _covered(machine: Machine, watched: list[int], trips: int) -> bool:
     """Coverage of one run: every barrier loop ran `trips` iterations (or finished twice, when
     its bounds say it is shorter), and every slot waited on inside a loop completed RING_WRAPS
-    phases, i.e. every ring wrapped twice at its own cadence (per iteration or per tile)."""
+    phases, i.e. every ring wrapped twice at its own cadence (per iteration or per tile).
+    A barrier allocated inside a loop is a fresh barrier each iteration (re-initialised per
+    tile): it has no ring to wrap, so only the loop's trips count for it."""
     got, exits = machine.loop_trips, machine.loop_exits
     if not all(got.get(i, 0) >= trips or exits.get(i, 0) >= 2 for i in watched):
         return False
-    return all(s.completions >= RING_WRAPS for s in machine.slots.values() if s.loop_waited)
+    return all(_ring_wrapped(ring) for ring in _rings(machine).values())
+
+
+def _rings(machine: Machine) -> dict[tuple, list]:
+    """Long-lived slots waited on in loops, grouped by ring (one allocation instance, every
+    index but the slot's own)."""
+    rings: dict[tuple, list] = {}
+    for s in machine.slots.values():
+        if s.loop_waited and _long_lived(s):
+            rings.setdefault((id(s.ref.alloc), s.ref.instance, s.ref.indices[:-1]), []).append(s)
+    return rings
+
+
+def _ring_wrapped(ring: list) -> bool:
+    """Every slot of the ring completed RING_WRAPS phases: the ring wrapped twice, which is
+    what a producer that overruns its consumer (a dropped acquire) needs to show. (Asking only
+    for the first slot's second use lost those hangs on the attention kernels.)"""
+    return all(s.completions >= RING_WRAPS for s in ring)
+
+
+def _long_lived(slot) -> bool:
+    alloc = slot.ref.alloc
+    cached = _LONG_LIVED.get(id(alloc))
+    if cached is None or cached[0] is not alloc:
+        cached = (alloc, not any(a.name in ("scf.for", "scf.while") for a in alloc.ancestors()))
+        _LONG_LIVED[id(alloc)] = cached
+    return cached[1]
+
+
+_LONG_LIVED: dict[int, tuple] = {}
 
 
 def default_trips(function: Operation) -> int:
@@ -162,12 +209,10 @@ def default_trips(function: Operation) -> int:
     return OUTER_TRIPS
 
 
-def _late(deadline: float | None, steps: int) -> bool:
-    if deadline is None or steps % 256:
+def _late(deadline, steps: int) -> bool:
+    if deadline is None or steps % 64:
         return False
-    import time
-
-    return time.perf_counter() > deadline
+    return deadline.passed()
 
 
 def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched: list[int], trips: int,
@@ -198,8 +243,10 @@ def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched
             steps += _advance(chosen, 1)
             if observer is not None:
                 observer(machine)
-            if steps > budget or _late(deadline, steps):
-                return RunResult("bound_reached", policy, steps, machine)
+            if steps > budget:
+                return RunResult("bound_reached", policy, steps, machine, reason=f"the schedule took {budget} steps")
+            if _late(deadline, steps):
+                return RunResult("bound_reached", policy, steps, machine, reason="the time budget ran out")
             if watched and steps % 64 == 0 and _covered(machine, watched, trips):
                 return RunResult("covered", policy, steps, machine)
     except SimulationError as exc:
@@ -247,6 +294,19 @@ def find_deadlock(function: Operation, params: Params | None = None, policies: I
     return None, runs
 
 
+def covered_summary(result: RunResult, function: Operation, trips: int) -> dict:
+    """What a run covered (for a run stopped by a bound): how many barrier loops reached `trips`
+    iterations (or finished twice) and how many slots waited on in loops wrapped twice."""
+    m = result.machine
+    if m is None:
+        return {}
+    watched = _barrier_loops(function)
+    loops = sum(1 for i in watched if m.loop_trips.get(i, 0) >= trips or m.loop_exits.get(i, 0) >= 2)
+    rings = list(_rings(m).values())
+    return {"barrier_loops": len(watched), "loops_at_trips": loops, "rings_waited_in_loops": len(rings),
+            "rings_wrapped": sum(1 for r in rings if _ring_wrapped(r)), "operations": m.ops}
+
+
 def coverage_ok(result: RunResult, function: Operation, min_trips: int) -> bool:
     """Did the run reach the coverage `_covered` asks for (rings wrapped, a second tile)?"""
     if result.machine is None:
@@ -260,7 +320,7 @@ INT_ARG_CANDIDATES = (16, 64, 256, 1024, 4096, 16384)
 
 
 def choose_params(function: Operation, base: Params | None = None, min_trips: int = 3,
-                  budget_s: float = 8.0) -> Params:
+                  budget_s: float = 8.0, deadline: float | None = None) -> Params:
     """Pick concrete values for unknown integer arguments: the smallest common value that makes
     every loop holding barrier operations run `min_trips` times (rings wrap, a persistent loop
     starts a second tile), judged by a favorable run; then, argument by argument, the smallest
@@ -268,14 +328,16 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
     import time
     from dataclasses import replace
 
-    deadline = time.perf_counter() + budget_s  # choosing bounds must not cost more than exploring
+    if deadline is None:  # choosing bounds must not cost more than exploring
+        deadline = time.perf_counter() + budget_s
+    deadline = as_deadline(deadline)
     base = base or Params()
     chosen = base
     for value in INT_ARG_CANDIDATES:
-        if time.perf_counter() > deadline:
+        if deadline.passed():
             return chosen
         params = replace(base, int_args=value, arg_values=())
-        result = run(function, params, "favorable", stop_trips=min_trips)
+        result = run(function, params, "favorable", stop_trips=min_trips, deadline=deadline)
         chosen = params
         if result.outcome != "completed" or coverage_ok(result, function, min_trips):
             if result.outcome not in ("completed", "covered"):
@@ -289,17 +351,26 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
     overrides: dict[int, int] = {}
 
     def keeps_coverage(pos: int, value: int) -> bool:
-        if time.perf_counter() > deadline:
+        return keeps_group([pos], value)
+
+    def keeps_group(group: list[int], value: int) -> bool:
+        if deadline.passed():
             return False
-        trial = replace(chosen, arg_values=tuple(sorted({**overrides, pos: value}.items())))
-        result = run(function, trial, "favorable", stop_trips=min_trips)
+        trial = replace(chosen, arg_values=tuple(sorted({**overrides, **{pos: value for pos in group}}.items())))
+        result = run(function, trial, "favorable", stop_trips=min_trips, deadline=deadline)
         return result.outcome in ("completed", "covered") and coverage_ok(result, function, min_trips)
 
     # First the cheapest question for every argument (can it be the smallest value?), so that
     # the later, longer trials already run with every argument that does not matter made small.
-    for pos in int_positions:
-        if keeps_coverage(pos, INT_ARG_CANDIDATES[0]):
-            overrides[pos] = INT_ARG_CANDIDATES[0]
+    # Most arguments (strides, shapes of descriptors) do not matter: ask for whole groups at
+    # once and split a group only when it loses coverage (a few trials, not one per argument).
+    groups = [int_positions] if int_positions else []
+    while groups:
+        group = groups.pop(0)
+        if keeps_group(group, INT_ARG_CANDIDATES[0]):
+            overrides.update({pos: INT_ARG_CANDIDATES[0] for pos in group})
+        elif len(group) > 1:
+            groups[:0] = [group[:len(group) // 2], group[len(group) // 2:]]
     for pos in int_positions:
         if pos in overrides:
             continue

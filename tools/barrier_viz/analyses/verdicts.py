@@ -21,13 +21,15 @@ class CheckResult:
         return any(f.severity.value == "error" for f in self.findings)
 
 
-def check(analysis, simulate: bool = True) -> CheckResult:
+def check(analysis, simulate: bool = True, budget=None) -> CheckResult:
+    """Static rules, then (with `simulate`) deadlock witnesses within one wall-clock `budget`
+    (`analyses.budget.Budget`, default seconds from BARRIER_VIZ_SIM_BUDGET)."""
     found = static_findings(analysis) + coverage_findings(analysis)
     found += explanation_findings(analysis, found)
     dyn: DeadlockAnalysis | None = None
     fn = analysis.sel.function
     if simulate and fn is not None:
-        dyn = analyse_deadlocks(fn, analysis.arrivers, gated=analysis.arrival_gated)
+        dyn = analyse_deadlocks(fn, analysis.arrivers, gated=analysis.arrival_gated, budget=budget)
         for f in dyn.findings:
             twin = next((s for s in found if _same_cause(s, f)), None)
             if twin is not None:
