@@ -307,17 +307,19 @@ class _Coverage:
                     out.setdefault((b.id, _side(b, u)), []).append(u)
         return out
 
-    def releases_after(self, op: Operation, part: str) -> list[tuple[tuple[str, str], Operation]]:
+    def releases_after(self, op: Operation, part: str, levels: int = 0) -> list[tuple[tuple[str, str], Operation]]:
         """Barriers `part` arrives on after `op` in the same iteration (the op's own arrivals
-        included: an MMA's barrier list fires once it has read its operands)."""
+        included: an MMA's barrier list fires once it has read its operands); with `levels`, in
+        the iteration of the loop that many levels further out (a release after the inner loop
+        the op sits in, e.g. a `tc_gen5_commit` once the K loop's MMAs are done)."""
         out = []
-        for x in following_in_iteration(op):
+        for x in following_in_iteration(op, levels):
             if part in self.parts(x):
                 out += [(k, x) for k, _ in self._events(x, _ARRIVES)]
         return out
 
     def happens_before(self, start: Operation, part: str, accept: Callable[[Operation, str, Operation], bool],
-                       forward_only: bool = False) -> list[_Edge] | None:
+                       forward_only: bool = False, levels: int = 0) -> list[_Edge] | None:
         """A chain of release→wait edges from `start` (run by `part`) to a wait `accept` takes
         (called with the wait op, its partition and the matching arrive op). By default each hop
         needs the wait at the arrive's loop depth (same cadence). `forward_only` keeps only
@@ -329,7 +331,7 @@ class _Coverage:
         budget = _MAX_SEARCH
         while frontier and budget > 0:
             op, p, path = frontier.pop(0)
-            for key, arrive in self.releases_after(op, p):
+            for key, arrive in self.releases_after(op, p, levels if op is start else 0):
                 for w in self._waits_by_key.get(key, []):
                     budget -= 1
                     if forward_only and not self._forward(w.op):
@@ -531,10 +533,15 @@ class _Coverage:
                 f"{r.op.line}) {where}, with that loop's phase")
         if self.stage == "pre-partition":
             return self._judge_pre(w, r, c, scope, cadence, need)
-        own = self._own_releases(r, c, accs, w)
+        # The reader's iteration at the scope's level: a read inside an inner loop is released by
+        # what its partition arrives on after that loop too (a commit once the K loop is done).
+        up = max(0, _depth(r.op) - d_req)
+        own = self._own_releases(r, c, accs, w, up)
         direct = [(k, a, u) for k, a in self.releases_after(r.op, c) if k in own
                   for u in self._waits_by_key.get(k, []) if wpart in self.parts(u.op) and scope in u.op.ancestors()]
-        good = [(k, a, u) for k, a, u in direct if _depth(u.op) == _depth(a)]
+        good = [(k, a, u) for k, a in self.releases_after(r.op, c, up) if k in own
+                for u in self._waits_by_key.get(k, [])
+                if wpart in self.parts(u.op) and scope in u.op.ancestors() and _depth(u.op) == _depth(a)]
         if good:
             k, a, u = good[0]
             return ("ordered", True, f"backward edge: {self.plabel(wpart)} waits on {k[0]} at line {u.line}, "
@@ -544,14 +551,27 @@ class _Coverage:
             return ("cadence_mismatch", False, f"the wait on {k[0]} at line {u.line} (loop depth {_depth(u.op)}) does not "
                     f"match the cadence of its release at line {a.line} (loop depth {_depth(a)}): a wait at the wrong "
                     "loop level deadlocks or orders only some iterations", [r.op.line, a.line, u.line], cadence)
-        chain = self.happens_before(r.op, c, lambda op, q, _a: q == wpart and scope in op.ancestors())
+        # A chain of releases and waits through other partitions orders the read before the next
+        # overwrite when its last wait runs, in the writer's partition, before the writer in the
+        # writer's iteration of `scope` (read → ... → wait → write). A chain whose last wait comes
+        # after the writer only orders a later overwrite (or the next one in a rotated loop).
+        before_w = {id(x) for x in _before(w.op, stop=scope)}
+        strict = self.happens_before(r.op, c, lambda op, q, _a: q == wpart and id(op) in before_w, levels=up)
+        if strict is not None:
+            via = "; ".join(f"{e.barrier}: line {e.arrive.line} → line {e.wait.line}" for e in strict)
+            lines = [r.op.line] + [x for e in strict for x in (e.arrive.line, e.wait.line)]
+            return ("ordered_by_channel", True, f"ordered via {via}; the last wait comes before the overwrite at "
+                    f"line {w.op.line} in its iteration", lines, cadence)
+        chain = self.happens_before(r.op, c, lambda op, q, _a: q == wpart and scope in op.ancestors(), levels=up)
         if chain is not None:
             via = "; ".join(f"{e.barrier}: line {e.arrive.line} → line {e.wait.line}" for e in chain)
             lines = [r.op.line] + [x for e in chain for x in (e.arrive.line, e.wait.line)]
             if cadence == "inner":
                 return ("ordered_by_channel", True, f"own per-iteration channel; ordered via {via}", lines, cadence)
-            return ("missing_incidental", False, f"MISSING backward edge: no wait on this range's own release; only "
-                    f"incidentally ordered via {via} — " + need, lines, cadence)
+            return ("missing_incidental", False, f"MISSING backward edge: no wait on this range's own release; the "
+                    f"only ordering found ({via}) ends at line {chain[-1].wait.line}, after the overwrite at line "
+                    f"{w.op.line} in its iteration, so the next tile's first overwrite is not ordered after the read — "
+                    + need, lines, cadence)
         return ("missing", False, "MISSING backward edge: " + need, [r.op.line, w.op.line], cadence)
 
     def _judge_pre(self, w: _TAccess, r: _TAccess, c: str, scope: Operation, cadence: str, need: str):
@@ -564,10 +584,11 @@ class _Coverage:
                         [r.op.line] + [o.line for o in chain], cadence)
         return ("required", True, "REQUIRED back-edge: " + need, [r.op.line, w.op.line, scope.line], cadence)
 
-    def _own_releases(self, r: _TAccess, c: str, accs: list[_TAccess], w: _TAccess) -> set[tuple[str, str]]:
+    def _own_releases(self, r: _TAccess, c: str, accs: list[_TAccess], w: _TAccess,
+                      levels: int = 0) -> set[tuple[str, str]]:
         """The barriers that release *this* range: arrived by the reader after the read and
         waited on by a writer of the range before writing it (its channel's empty barrier)."""
-        after = {k for k, _ in self.releases_after(r.op, c)}
+        after = {k for k, _ in self.releases_after(r.op, c, levels)}
         writers = [a for a in accs if a.kind == "write"] or [w]
         own: set[tuple[str, str]] = set()
         for x in writers:
@@ -664,9 +685,12 @@ class _Coverage:
             ev = [x for e in to_mma + from_mma for x in (e.arrive.line, e.wait.line)]
             via = "; ".join(f"{e.barrier}: line {e.arrive.line} → {e.wait.line}" for e in to_mma)
             back = "; ".join(f"{e.barrier}: line {e.arrive.line} → {e.wait.line}" for e in from_mma)
+            first = next((m.op.line for m in mmas if self.use_d_state(m.op) in ("false", "false-first")), mma.op.line)
             return ("redundant_ordered", False, f"⚠ REDUNDANT cross-partition zero store (line {s.op.line}, "
                     f"{self.plabel(sp)}) in a persistent {outer.name} (line {outer.line}), but ordered: store → MMA via "
-                    f"{via}; MMA → next store via {back}. A channel that should not exist (remove the store).",
+                    f"{via}; MMA → next store via {back}. Not a race: the MMA at line {first} starts each tile with "
+                    "useD=false and overwrites the zeros, so the store is dead work that costs a cross-partition "
+                    "handshake per tile — a channel that should not exist (remove the store).",
                     sorted(set(lines + ev)))
         return "clean", True, "✓", lines
 

@@ -32,6 +32,7 @@ class Kind(str, Enum):
     CHANNEL_SAME_PARTITION = "channel.same_partition"
     EXPECT_BYTES_MISMATCH = "expect.bytes_mismatch"
     BUFFER_SINGLE_COPY = "buffer.single_copy"
+    MODEL_LIMIT = "model.limit"
 
 
 HANG_KINDS = frozenset(

@@ -206,22 +206,37 @@ def _phase_relation(a: BarrierUse, b: BarrierUse, analysis) -> str | None:
 
 
 def expect_mismatches(analysis) -> list[Finding]:
+    """`expect.bytes_mismatch` per expect whose bytes are counted, per CTA of the cluster; one
+    `model.limit` note for the expects whose delivering ops could not be counted."""
     out: list[Finding] = []
-    if analysis.num_ctas > 1:
-        return out  # in a cluster each CTA's share of a (multicast) copy is not the view's size
+    limits = []
     for check in analysis.buffers.expects:
+        if check.status == "unknown" and check.reason is not None and (check.declared or 0) > 0:
+            limits.append(check)
         if check.status != "mismatched":
             continue
         lines = [check.line] + [c.line for c in check.copies]
         name = check.barrier.name if check.barrier else None
+        ctas = check.mismatched_ctas
+        where = "" if check.per_cta is None or len(check.per_cta) == 1 else \
+            f" in CTA {', '.join(map(str, ctas))} of the {len(check.per_cta)}-CTA cluster (per CTA: {list(check.per_cta)})"
         out.append(finding(
             Kind.EXPECT_BYTES_MISMATCH, Severity.error,
-            f"barrier_expect at line {check.line} declares {check.declared} bytes but its TMA copies deliver "
-            f"{check.delivered}: the transaction count never returns to zero exactly, so the phase never completes.",
+            f"barrier_expect at line {check.line} declares {check.declared} bytes but the ops that complete "
+            f"transaction bytes on it (TMA loads, CLC responses, remote copies) deliver {check.delivered}{where}: "
+            "the transaction count never returns to zero exactly, so the phase never completes.",
             lines=lines, partitions=list(check.partitions), barrier=name,
             evidence={"declared": check.declared, "delivered": check.delivered,
+                      "per_cta": list(check.per_cta) if check.per_cta is not None else None,
                       "copies": [{"line": c.line, "bytes": c.bytes, "buffer": c.member} for c in check.copies]},
             suggestion="Set the expect size to the sum of the bytes of every copy signalling this barrier."))
+    if limits:
+        out.append(finding(
+            Kind.MODEL_LIMIT, Severity.info,
+            "expect-bytes not checked for barrier_expect at line(s) "
+            + "; ".join(f"{c.line} ({c.reason})" for c in limits) + ".",
+            lines=[c.line for c in limits], evidence={"rule": Kind.EXPECT_BYTES_MISMATCH.value,
+                                                     "expects": [{"line": c.line, "reason": c.reason} for c in limits]}))
     return out
 
 
