@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..facts.barriers import Barrier, BarrierKind, BarrierUse, Role
 from ..facts.buffers import element_bits, parse_memdesc
+from ..ir.types import tmem_columns
 from ..facts.trace import VIEW_OPS
 from ..facts.values import OpResult
 from ..ir.model import BlockArgument, Operation
@@ -86,6 +87,7 @@ class PackedRow(_Frozen):
     ok: bool
     reason: str
     evidence: list[int] = Field(default_factory=list, description="IR lines of the edge (or of the reads)")
+    writer_line: int | None = Field(None, description="the overwrite this row's verdict is about")
 
 
 class WriterInfo(_Frozen):
@@ -149,6 +151,7 @@ class _TAccess:
     cols: tuple[int, int] | None  # None: the whole allocation
     label: str | None
     parts: tuple[str, ...]
+    exact: bool = False  # columns absolute in the allocation (constant slots all the way)
 
 
 @dataclass(frozen=True)
@@ -233,12 +236,29 @@ class _Coverage:
                 root = getattr(t, "root", None)
                 if root is None or root.name != TMEM_ALLOC:
                     continue
-                cols = None
-                if t.column_offset is not None:
-                    width = self._view_width(pos[index], op) or 1
-                    cols = (t.column_offset, t.column_offset + width - 1)
-                out.append(_TAccess(op, kind, root, cols, self._view_label(pos[index], op), self.parts(op)))
+                cols, exact = self._columns_of(t, pos[index], op, root)
+                out.append(_TAccess(op, kind, root, cols, self._view_label(pos[index], op), self.parts(op), exact))
         return out
+
+    def _columns_of(self, t, name: str, at: Operation, root: Operation) -> tuple[tuple[int, int] | None, bool]:
+        """(columns, exact) of one access. With constant slot indices all the way (`exact`),
+        the columns are absolute in the allocation: slot i of N columns starts at i*N, through
+        reinterpretations (TLX storage aliases place several buffers in one allocation that way);
+        a view covering the whole allocation is the allocation (None). Otherwise the columns are
+        the `tmem_subslice` offset inside whichever slot (None: the whole slot)."""
+        if t.slot_dynamic or t.slot_columns is None:
+            if t.column_offset is None:
+                return None, False
+            width = self._view_width(name, at) or 1
+            return (t.column_offset, t.column_offset + width - 1), False
+        width = tmem_columns(_value_type(self.a.values, name, at), self.a.sel.ir.aliases) or self._view_width(name, at)
+        total = _alloc_columns(root, self.a.sel.ir.aliases)
+        if width is None or total is None:
+            return None, False
+        lo = t.slot_columns + (t.column_offset or 0)
+        if lo == 0 and width >= total:
+            return None, True
+        return (lo, lo + width - 1), True
 
     def _view_width(self, name: str, at: Operation) -> int | None:
         """Columns of the `tmem_subslice` nearest the use (its result type is exact; a 16-bit
@@ -316,6 +336,14 @@ class _Coverage:
         for x in following_in_iteration(op, levels):
             if part in self.parts(x):
                 out += [(k, x) for k, _ in self._events(x, _ARRIVES)]
+        if op.name in MMA_OPS:
+            # tcgen05 ops complete in issue order: the arrivals of the tcgen05 ops this partition
+            # issues in the next iteration (the loop body before `op`) fire after `op` has read.
+            loop = next((a for a in op.ancestors() if a.name in LOOP_OPS or a.name in _BOUNDARY), None)
+            if loop is not None and loop.name in LOOP_OPS:
+                for x in _before(op, stop=loop):
+                    if part in self.parts(x) and (x.name in MMA_OPS or x.name == "ttng.tc_gen5_commit"):
+                        out += [(k, x) for k, _ in self._events(x, frozenset({Role.MMA_ARRIVE, Role.COMMIT}))]
         return out
 
     def happens_before(self, start: Operation, part: str, accept: Callable[[Operation, str, Operation], bool],
@@ -434,9 +462,12 @@ class _Coverage:
         return out
 
     def _full_writers(self, owner: Operation) -> list[_TAccess]:
+        """Writes that replace every column they cover: a useD=false MMA, a tmem_store or
+        tmem_copy, of the whole allocation, or of a view whose columns are exact (a view at a
+        `tmem_subslice` offset inside a dynamic slot is not placed, so it is not one)."""
         out = []
         for acc in self.accesses:
-            if acc.root is not owner or acc.kind != "write" or acc.cols is not None:
+            if acc.root is not owner or acc.kind != "write" or (acc.cols is not None and not acc.exact):
                 continue
             if acc.op.name in MMA_OPS and self.use_d_state(acc.op) not in ("false", "false-first"):
                 continue
@@ -445,13 +476,15 @@ class _Coverage:
 
     def _packed_table(self, owner: Operation, siblings: list[Operation]) -> PackedTable:
         width = _columns(owner.result_types[0] if owner.result_types else None) or 1
+        if any(a.exact for a in self.accesses if a.root is owner):
+            width = _alloc_columns(owner, self.a.sel.ir.aliases) or width
         writers = self._full_writers(owner)
         regions = self._regions(owner, siblings, width)
-        rows = [self._packed_row(label, cols, line, accs, writers, is_owner)
+        rows = [self._packed_row(label, cols, line, accs, [w for w in writers if _overlaps(w, cols, is_owner)], is_owner)
                 for label, cols, line, accs, is_owner in regions]
         winfo = [WriterInfo(op=w.op.name, line=w.op.line, partition=w.parts[0],
                             use_d=self.use_d_state(w.op) if w.op.name in MMA_OPS else "store",
-                            loop_line=_loops(w.op)[0].line if _loops(w.op) else None, columns=(0, width - 1))
+                            loop_line=_loops(w.op)[0].line if _loops(w.op) else None, columns=w.cols or (0, width - 1))
                  for w in writers]
         return PackedTable(buffer_id=_int_attr(owner, "buffer.id"), owner=_label(owner), owner_line=owner.line,
                            owner_type=owner.result_types[0] if owner.result_types else "?", stage=self.stage,
@@ -488,17 +521,18 @@ class _Coverage:
             wpart = w.parts[0]
             others = [r for r in readers if wpart not in r.parts]
             if not readers:
-                results.append(("no_reader", True, "nothing reads these columns", [], None))
+                results.append(("no_reader", True, "nothing reads these columns", [], None, w))
                 continue
             if not others:
                 results.append(("same_partition", True, f"read only by the writer's partition {self.plabel(wpart)} "
-                                "(program order)", [], None))
+                                "(program order)", [], None, w))
                 continue
             for r in others:
                 for c in r.parts:
                     if c != wpart:
-                        results.append(self._judge(w, r, c, accs))
+                        results.append((*self._judge(w, r, c, accs), w))
         worst = max(results, key=lambda x: _RANK[x[0]])
+        row["writer_line"] = worst[5].op.line
         main = max(writers, key=lambda x: _depth(x.op))
         consumers = self._consumers([r for r in readers if main.parts[0] not in r.parts] or readers, main)
         cadences = {c.cadence for c in consumers if c.partition != main.parts[0]}
@@ -778,12 +812,13 @@ def _packed_findings(t: PackedTable) -> list[Finding]:
         if row.ok:
             continue
         sev = Severity.warning if row.status == "missing_incidental" else Severity.error
-        parts = [t.writers[0].partition] + [c.partition for c in row.consumers] if t.writers else []
+        writer = next((w for w in t.writers if w.line == row.writer_line), t.writers[0] if t.writers else None)
+        parts = [writer.partition] + [c.partition for c in row.consumers] if writer else []
         out.append(finding(
             Kind.RACE_PACKED_TMEM_OVERWRITE, sev,
             f"{row.label} ({_span(row.columns)} of {t.owner}, buffer.id {t.buffer_id}) is overwritten "
-            f"by the full-overwrite writer at line {t.writers[0].line if t.writers else '?'}: {row.reason}",
-            lines=row.evidence + [w.line for w in t.writers], partitions=parts, buffer_id=t.buffer_id,
+            f"by the full-overwrite writer at line {writer.line if writer else '?'}: {row.reason}",
+            lines=row.evidence + ([writer.line] if writer else []), partitions=parts, buffer_id=t.buffer_id,
             evidence={"row": row.model_dump(), "owner": t.owner, "stage": t.stage},
             suggestion="Add, in the writer's partition, a wait on this range's release by its reader, placed at the "
                        "reader's loop level (before the inner loop for an outer-cadence reader) with that loop's phase."))
@@ -921,6 +956,32 @@ def _after(op: Operation) -> Iterator[Operation]:
         if parent is None or parent.name in _BOUNDARY:
             return
         cur = parent
+
+
+def _overlaps(w: _TAccess, cols: tuple[int, int], is_owner: bool) -> bool:
+    """Does writer `w` overwrite (part of) the row at `cols`? A whole-allocation writer
+    overwrites every row, and the owner's own data spans every column."""
+    if w.cols is None or is_owner:
+        return True
+    return w.cols[0] <= cols[1] and cols[0] <= w.cols[1]
+
+
+def _value_type(values, name: str, at: Operation) -> str | None:
+    d = values.lookup(name, at)
+    return d.type if isinstance(d, (OpResult, BlockArgument)) else None
+
+
+def _alloc_columns(alloc: Operation, aliases: dict[str, str]) -> int | None:
+    """Columns of a whole TMEM allocation: one slot's columns times the leading dimensions."""
+    text = alloc.result_types[0] if alloc.result_types else None
+    md = parse_memdesc(text, aliases)
+    per_slot = tmem_columns(text, aliases)
+    if md is None or per_slot is None:
+        return None
+    lead = 1
+    for d in md.shape[:-2]:
+        lead *= d
+    return per_slot * lead
 
 
 def _columns(type_text: str | None) -> int | None:

@@ -541,11 +541,13 @@ class _Collector:
             for op in top.walk():
                 if op.name in (EXPECT, WAIT) and self._barrier_key(op, 0) == key:
                     return found, deliveries, blockers
-                for k, name in enumerate(op.positional):
+                pos = op.positional
+                for name in dict.fromkeys(op.operands):
                     hit = self._slot_of(name, op)
                     if hit is None or hit[0] != key:
                         continue
                     remote = hit[1]
+                    k = pos.index(name) if name in pos else -1
                     d = self._delivery(op, k, remote, counter)
                     if d is not None:
                         deliveries.append(d)
@@ -572,7 +574,9 @@ class _Collector:
             mask = multicast_mask(op)
             if mask is not None:
                 return Delivery(op, nbytes, counter.mask(mask, op))
-            if op.name in ("ttng.clc_try_cancel", "ttng.async_clc_try_cancel") and op.attr("multicast") is True:
+            if op.name == "ttng.async_clc_try_cancel":
+                return Delivery(op, nbytes, counter.whole_cluster(), counter.first_x)
+            if op.name == "ttng.clc_try_cancel" and op.attr("multicast") is True:
                 return Delivery(op, nbytes, counter.whole_cluster())
             return Delivery(op, nbytes, counter.own())
         rc = remote_copy_operands(op)

@@ -10,7 +10,8 @@ barrier, not only TMA loads:
 * cluster launch control (`async_clc_try_cancel` in TLX, `clc_try_cancel` upstream): the hardware
   writes its 16-byte response and completes 16 bytes on the barrier (PTX
   `clusterlaunchcontrol.try_cancel ... complete_tx::bytes.b128`; with multicast every CTA of the
-  cluster gets its own response and its own 16 bytes);
+  cluster gets its own response and its own 16 bytes). TLX's op is lowered to a multicast issued
+  by the first CTA (along x) of the cluster only; the upstream op is issued by every CTA;
 * remote copies (`ttg.async_remote_shmem_copy %src, rank %r, %dst barrier %bar`): the bytes of
   the source land in CTA `r`, on its barrier at `%bar`'s offset.
 
@@ -61,6 +62,8 @@ class Delivery:
     bytes: int | None
     # Ranks receiving the bytes when rank s issues it (None: cannot be computed), per issuing rank.
     targets: Callable[[int], frozenset[int] | None]
+    # Does rank s issue it at all (the lowering may elect one CTA)?
+    issues: Callable[[int], bool] = lambda s: True
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +98,7 @@ class Counter:
         got = [0] * n
         for d in deliveries:
             for s in range(n):
-                runs = self.executes(d.op, expect, s)
+                runs = self.executes(d.op, expect, s) if d.issues(s) else False
                 targets = d.targets(s) if runs else frozenset()
                 if runs is None or targets is None:
                     return Tally(None, f"which CTAs of the {n}-CTA cluster {d.op.name} at line {d.op.line} "
@@ -154,6 +157,10 @@ class Counter:
     # -- targets --------------------------------------------------------------------------------
     def own(self) -> Callable[[int], frozenset[int] | None]:
         return lambda s: frozenset({s})
+
+    def first_x(self, s: int) -> bool:
+        """Is rank `s` the first CTA along x of its cluster row (`%cluster_ctaid.x == 0`)?"""
+        return s % self.cluster.dims[0] == 0
 
     def whole_cluster(self) -> Callable[[int], frozenset[int] | None]:
         return lambda s: frozenset(range(self.cluster.size))
