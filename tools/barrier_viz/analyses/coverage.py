@@ -268,7 +268,8 @@ class _Coverage:
             d = self.a.values.lookup(cur, where)
             if isinstance(d, OpResult) and d.op.name in VIEW_OPS and d.op.operands:
                 if d.op.name == "ttng.tmem_subslice":
-                    return _columns(d.op.result_types[0] if d.op.result_types else None)
+                    text = d.op.result_types[0] if d.op.result_types else None
+                    return tmem_columns(text, self.a.sel.ir.aliases) or _columns(text)
                 cur, where = d.op.operands[0], d.op
                 continue
             if isinstance(d, BlockArgument) and d.block is not None and d.block.region is not None:

@@ -9,6 +9,7 @@ it cannot follow ends with `unresolved` saying where and why.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..ir.model import BlockArgument, Operation, ParsedIR
@@ -153,7 +154,7 @@ class Tracer:
                     if via == "tmem_subslice":
                         n = op.attr("N")
                         if isinstance(n, int):
-                            column = (column or 0) + n
+                            column = (column or 0) + self._subslice_columns(op, n)
                     cur_name, cur_at = op.operands[0], op
                     continue
                 if op.name in ("scf.for", "scf.while", "scf.if"):
@@ -256,6 +257,20 @@ class Tracer:
         if isinstance(defn, OpResult) and defn.op.name == "arith.constant":
             index = next((int(t) for t in defn.op.literals if t.lstrip("-").isdigit()), None)
         return None if width is None or index is None else index * width
+
+    def _subslice_columns(self, op: Operation, n: int) -> int:
+        """Columns a `tmem_subslice {N = n}` starts at: N counts elements of the row, so it is
+        n * bitwidth * colStride / 32 of the sliced view (f32: n; a packed f16 P tile: n / 2)."""
+        src = op.types[0] if op.types else None
+        md = parse_memdesc(src, self.ir.aliases)
+        if md is None or md.bits is None or md.bits >= 32:
+            return n
+        stride = 1
+        enc = self.ir.aliases.get(md.encoding or "", md.encoding or "")
+        found = re.search(r"colStride\s*=\s*(\d+)", enc)
+        if found:
+            stride = int(found.group(1))
+        return n * md.bits * stride // 32
 
     @staticmethod
     def _with_slots(trace: Trace, slots: list[int | None]) -> Trace:
