@@ -597,6 +597,16 @@ class _Coverage:
             lines = [r.op.line] + [x for e in strict for x in (e.arrive.line, e.wait.line)]
             return ("ordered_by_channel", True, f"ordered via {via}; the last wait comes before the overwrite at "
                     f"line {w.op.line} in its iteration", lines, cadence)
+        # A chain of consumer-side (forward) waits orders the read before what follows its last
+        # wait in the same iteration, hence before the next iteration's overwrite even when that
+        # wait comes after the writer in program order (a rotated wait at the end of the tile).
+        rotated = self.happens_before(r.op, c, lambda op, q, _a: q == wpart and scope in op.ancestors(),
+                                      forward_only=True, levels=up)
+        if rotated is not None:
+            via = "; ".join(f"{e.barrier}: line {e.arrive.line} → line {e.wait.line}" for e in rotated)
+            lines = [r.op.line] + [x for e in rotated for x in (e.arrive.line, e.wait.line)]
+            return ("ordered_by_channel", True, f"ordered via {via}: consumer-side waits of the same iteration, so "
+                    f"the next iteration's overwrite at line {w.op.line} comes after them", lines, cadence)
         chain = self.happens_before(r.op, c, lambda op, q, _a: q == wpart and scope in op.ancestors(), levels=up)
         if chain is not None:
             via = "; ".join(f"{e.barrier}: line {e.arrive.line} → line {e.wait.line}" for e in chain)
@@ -960,10 +970,15 @@ def _after(op: Operation) -> Iterator[Operation]:
 
 
 def _overlaps(w: _TAccess, cols: tuple[int, int], is_owner: bool) -> bool:
-    """Does writer `w` overwrite (part of) the row at `cols`? A whole-allocation writer
-    overwrites every row, and the owner's own data spans every column."""
+    """Does writer `w` overwrite (part of) the row at `cols`, as an aliasing hazard? A
+    whole-allocation writer overwrites every row, and the owner's own data spans every column.
+    A `tmem_store` of exactly the row's columns is that buffer's own producer (alpha, m, l, a
+    rescaled O): its channel is the ordinary producer/consumer one the phase model and the
+    simulation check, not an overwrite of another buffer's columns."""
     if w.cols is None or is_owner:
         return True
+    if w.cols == cols and w.op.name not in MMA_OPS:
+        return False
     return w.cols[0] <= cols[1] and cols[0] <= w.cols[1]
 
 
