@@ -281,15 +281,28 @@ EXPECTED_WARNINGS: dict[str, list[str]] = {
     "addmm_kernel_tma_persistent_ws__BM256_BN128_BK64_ES4_Acm0_Bcm1_DPF2_gsr0_w4s3": [
         "race.redundant_zero_store", "race.redundant_zero_store"],
 }
-# Files whose deadlock.* errors the INTERP helper fixes (interpreter: remote/peer-CTA arrivals,
-# multicast bytes, CLC, arrival-order semantics). The lead deletes this set after the merge; the
-# static part of these files (no other error, exact warnings) is asserted now.
+# Files whose deadlock.* errors the INTERP helper fixes (analyses/machine.py). The lead deletes
+# this set after the merge; the static part of these files (no other error, exact warnings) is
+# asserted now, with the simulation off.
 PENDING_INTERP: set[str] = {
+    # The interpreter has no handler for CLC try-cancel: the 16 bytes its response completes on
+    # the barrier never arrive in the simulation, so the expect never completes (statically the
+    # expect now matches: facts/transactions.py).
+    "_attn_fwd_clc__clc_NBKV3_GSN1_ROPT0_UW0_UWB0_w4s1_hd128_stage1",
+    "_attn_fwd_clc__clc_NBKV3_GSN1_ROPT1_UW1_UWB1_w4s1_hd128_stage1",
+    "_attn_fwd_clc__clc_NBKV3_GSN4_ROPT0_UW0_UWB0_w4s1_hd128_stage3",
+    "_attn_fwd_clc__clc_NBKV6_GSN1_ROPT1_UW0_UWB1_w4s1_hd64_stage1",
+    "matmul_kernel_tma_ws_blackwell_clc__BSM128_BSN128_BSK128_NSB4_NTB3_UWB1_w4s1",
+    "matmul_kernel_tma_ws_blackwell_clc__BSM128_BSN256_BSK64_NSB3_NTB2_UWB0_w4s1",
+    "_matmul_kernel__BM128_BN128_BK128_st4_cga0_nctas1",
+    "mma_scaled_warp_specialized_kernel__ex04_mxfp8_BM128_BN256_nctas1",
+    # 2-CTA cluster: the peer's remote arrive (map_to_remote_buffer) and the peer's multicast half
+    # are not simulated.
+    "matmul_kernel_tlx_ws__BM256_BN128_BK64_NS3_NMG2_ES0_NC2_UWB0_w4s1_cga2x1x1",
+    # deadlock.cycle / deadlock.parity_cadence verdicts of the lead's sweep (issue 11 point 2).
     "_attn_fwd_persist__hb_blackwell_persist_BM128_BN128_DF2_w4s2_hd128_stage1_swp1",
     "addmm_kernel_tma_persistent_ws__BM128_BN128_BK64_ES2_Acm0_Bcm0_DPF1_gsr1_w4s3",
     "matmul_kernel_tlx_ws__BM128_BN128_BK64_NS4_NMG2_ES1_NC1_UWB1_w4s1_cga1x1x1",
-    "matmul_kernel_tlx_ws__BM256_BN128_BK64_NS3_NMG2_ES0_NC2_UWB0_w4s1_cga2x1x1",
-    "matmul_kernel_tma_ws_blackwell_clc__BSM128_BSN128_BSK128_NSB4_NTB3_UWB1_w4s1",
 }
 
 

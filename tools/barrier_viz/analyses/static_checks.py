@@ -233,10 +233,13 @@ def expect_mismatches(analysis) -> list[Finding]:
                       "copies": [{"line": c.line, "bytes": c.bytes, "buffer": c.member} for c in check.copies]},
             suggestion="Set the expect size to the sum of the bytes of every copy signalling this barrier."))
     if limits:
+        by_reason: dict[str, list[int]] = {}
+        for c in limits:
+            by_reason.setdefault(c.reason or "", []).append(c.line)
         out.append(finding(
             Kind.MODEL_LIMIT, Severity.info,
             "expect-bytes not checked for barrier_expect at line(s) "
-            + "; ".join(f"{c.line} ({c.reason})" for c in limits) + ".",
+            + "; ".join(f"{', '.join(map(str, lines))} ({reason})" for reason, lines in by_reason.items()) + ".",
             lines=[c.line for c in limits], evidence={"rule": Kind.EXPECT_BYTES_MISMATCH.value,
                                                      "expects": [{"line": c.line, "reason": c.reason} for c in limits]}))
     return out
