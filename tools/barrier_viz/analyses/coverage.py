@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..facts.barriers import Barrier, BarrierKind, BarrierUse, Role
 from ..facts.buffers import element_bits, parse_memdesc
+from ..ir.types import tmem_columns
 from ..facts.trace import VIEW_OPS
 from ..facts.values import OpResult
 from ..ir.model import BlockArgument, Operation
@@ -84,6 +85,7 @@ class PackedRow(_Frozen):
     ok: bool
     reason: str
     evidence: list[int] = Field(default_factory=list, description="IR lines of the edge (or of the reads)")
+    writer_line: int | None = Field(None, description="the overwrite this row's verdict is about")
 
 
 class WriterInfo(_Frozen):
@@ -147,6 +149,7 @@ class _TAccess:
     cols: tuple[int, int] | None  # None: the whole allocation
     label: str | None
     parts: tuple[str, ...]
+    exact: bool = False  # columns absolute in the allocation (constant slots all the way)
 
 
 @dataclass(frozen=True)
@@ -231,12 +234,29 @@ class _Coverage:
                 root = getattr(t, "root", None)
                 if root is None or root.name != TMEM_ALLOC:
                     continue
-                cols = None
-                if t.column_offset is not None:
-                    width = self._view_width(pos[index], op) or 1
-                    cols = (t.column_offset, t.column_offset + width - 1)
-                out.append(_TAccess(op, kind, root, cols, self._view_label(pos[index], op), self.parts(op)))
+                cols, exact = self._columns_of(t, pos[index], op, root)
+                out.append(_TAccess(op, kind, root, cols, self._view_label(pos[index], op), self.parts(op), exact))
         return out
+
+    def _columns_of(self, t, name: str, at: Operation, root: Operation) -> tuple[tuple[int, int] | None, bool]:
+        """(columns, exact) of one access. With constant slot indices all the way (`exact`),
+        the columns are absolute in the allocation: slot i of N columns starts at i*N, through
+        reinterpretations (TLX storage aliases place several buffers in one allocation that way);
+        a view covering the whole allocation is the allocation (None). Otherwise the columns are
+        the `tmem_subslice` offset inside whichever slot (None: the whole slot)."""
+        if t.slot_dynamic or t.slot_columns is None:
+            if t.column_offset is None:
+                return None, False
+            width = self._view_width(name, at) or 1
+            return (t.column_offset, t.column_offset + width - 1), False
+        width = tmem_columns(_value_type(self.a.values, name, at), self.a.sel.ir.aliases) or self._view_width(name, at)
+        total = _alloc_columns(root, self.a.sel.ir.aliases)
+        if width is None or total is None:
+            return None, False
+        lo = t.slot_columns + (t.column_offset or 0)
+        if lo == 0 and width >= total:
+            return None, True
+        return (lo, lo + width - 1), True
 
     def _view_width(self, name: str, at: Operation) -> int | None:
         """Columns of the `tmem_subslice` nearest the use (its result type is exact; a 16-bit
@@ -246,7 +266,8 @@ class _Coverage:
             d = self.a.values.lookup(cur, where)
             if isinstance(d, OpResult) and d.op.name in VIEW_OPS and d.op.operands:
                 if d.op.name == "ttng.tmem_subslice":
-                    return _columns(d.op.result_types[0] if d.op.result_types else None)
+                    text = d.op.result_types[0] if d.op.result_types else None
+                    return tmem_columns(text, self.a.sel.ir.aliases) or _columns(text)
                 cur, where = d.op.operands[0], d.op
                 continue
             if isinstance(d, BlockArgument) and d.block is not None and d.block.region is not None:
@@ -311,17 +332,27 @@ class _Coverage:
                     out.setdefault((b.id, _side(b, u)), []).append(u)
         return out
 
-    def releases_after(self, op: Operation, part: str) -> list[tuple[tuple[str, str], Operation]]:
+    def releases_after(self, op: Operation, part: str, levels: int = 0) -> list[tuple[tuple[str, str], Operation]]:
         """Barriers `part` arrives on after `op` in the same iteration (the op's own arrivals
-        included: an MMA's barrier list fires once it has read its operands)."""
+        included: an MMA's barrier list fires once it has read its operands); with `levels`, in
+        the iteration of the loop that many levels further out (a release after the inner loop
+        the op sits in, e.g. a `tc_gen5_commit` once the K loop's MMAs are done)."""
         out = []
-        for x in following_in_iteration(op):
+        for x in following_in_iteration(op, levels):
             if part in self.parts(x):
                 out += [(k, x) for k, _ in self._events(x, _ARRIVES)]
+        if op.name in MMA_OPS:
+            # tcgen05 ops complete in issue order: the arrivals of the tcgen05 ops this partition
+            # issues in the next iteration (the loop body before `op`) fire after `op` has read.
+            loop = next((a for a in op.ancestors() if a.name in LOOP_OPS or a.name in _BOUNDARY), None)
+            if loop is not None and loop.name in LOOP_OPS:
+                for x in _before(op, stop=loop):
+                    if part in self.parts(x) and (x.name in MMA_OPS or x.name == "ttng.tc_gen5_commit"):
+                        out += [(k, x) for k, _ in self._events(x, frozenset({Role.MMA_ARRIVE, Role.COMMIT}))]
         return out
 
     def happens_before(self, start: Operation, part: str, accept: Callable[[Operation, str, Operation], bool],
-                       forward_only: bool = False) -> list[_Edge] | None:
+                       forward_only: bool = False, levels: int = 0) -> list[_Edge] | None:
         """A chain of release→wait edges from `start` (run by `part`) to a wait `accept` takes
         (called with the wait op, its partition and the matching arrive op). By default each hop
         needs the wait at the arrive's loop depth (same cadence). `forward_only` keeps only
@@ -333,7 +364,7 @@ class _Coverage:
         budget = _MAX_SEARCH
         while frontier and budget > 0:
             op, p, path = frontier.pop(0)
-            for key, arrive in self.releases_after(op, p):
+            for key, arrive in self.releases_after(op, p, levels if op is start else 0):
                 for w in self._waits_by_key.get(key, []):
                     budget -= 1
                     if forward_only and not self._forward(w.op):
@@ -436,9 +467,12 @@ class _Coverage:
         return out
 
     def _full_writers(self, owner: Operation) -> list[_TAccess]:
+        """Writes that replace every column they cover: a useD=false MMA, a tmem_store or
+        tmem_copy, of the whole allocation, or of a view whose columns are exact (a view at a
+        `tmem_subslice` offset inside a dynamic slot is not placed, so it is not one)."""
         out = []
         for acc in self.accesses:
-            if acc.root is not owner or acc.kind != "write" or acc.cols is not None:
+            if acc.root is not owner or acc.kind != "write" or (acc.cols is not None and not acc.exact):
                 continue
             if acc.op.name in MMA_OPS and self.use_d_state(acc.op) not in ("false", "false-first"):
                 continue
@@ -447,13 +481,15 @@ class _Coverage:
 
     def _packed_table(self, owner: Operation, siblings: list[Operation]) -> PackedTable:
         width = _columns(owner.result_types[0] if owner.result_types else None) or 1
+        if any(a.exact for a in self.accesses if a.root is owner):
+            width = _alloc_columns(owner, self.a.sel.ir.aliases) or width
         writers = self._full_writers(owner)
         regions = self._regions(owner, siblings, width)
-        rows = [self._packed_row(label, cols, line, accs, writers, is_owner)
+        rows = [self._packed_row(label, cols, line, accs, [w for w in writers if _overlaps(w, cols, is_owner)], is_owner)
                 for label, cols, line, accs, is_owner in regions]
         winfo = [WriterInfo(op=w.op.name, line=w.op.line, partition=w.parts[0],
                             use_d=self.use_d_state(w.op) if w.op.name in MMA_OPS else "store",
-                            loop_line=_loops(w.op)[0].line if _loops(w.op) else None, columns=(0, width - 1))
+                            loop_line=_loops(w.op)[0].line if _loops(w.op) else None, columns=w.cols or (0, width - 1))
                  for w in writers]
         return PackedTable(buffer_id=_int_attr(owner, "buffer.id"), owner=_label(owner), owner_line=owner.line,
                            owner_type=owner.result_types[0] if owner.result_types else "?", stage=self.stage,
@@ -490,17 +526,18 @@ class _Coverage:
             wpart = w.parts[0]
             others = [r for r in readers if wpart not in r.parts]
             if not readers:
-                results.append(("no_reader", True, "nothing reads these columns", [], None))
+                results.append(("no_reader", True, "nothing reads these columns", [], None, w))
                 continue
             if not others:
                 results.append(("same_partition", True, f"read only by the writer's partition {self.plabel(wpart)} "
-                                "(program order)", [], None))
+                                "(program order)", [], None, w))
                 continue
             for r in others:
                 for c in r.parts:
                     if c != wpart:
-                        results.append(self._judge(w, r, c, accs))
+                        results.append((*self._judge(w, r, c, accs), w))
         worst = max(results, key=lambda x: _RANK[x[0]])
+        row["writer_line"] = worst[5].op.line
         main = max(writers, key=lambda x: _depth(x.op))
         consumers = self._consumers([r for r in readers if main.parts[0] not in r.parts] or readers, main)
         cadences = {c.cadence for c in consumers if c.partition != main.parts[0]}
@@ -535,10 +572,15 @@ class _Coverage:
                 f"{r.op.line}) {where}, with that loop's phase")
         if self.stage == "pre-partition":
             return self._judge_pre(w, r, c, scope, cadence, need)
-        own = self._own_releases(r, c, accs, w)
+        # The reader's iteration at the scope's level: a read inside an inner loop is released by
+        # what its partition arrives on after that loop too (a commit once the K loop is done).
+        up = max(0, _depth(r.op) - d_req)
+        own = self._own_releases(r, c, accs, w, up)
         direct = [(k, a, u) for k, a in self.releases_after(r.op, c) if k in own
                   for u in self._waits_by_key.get(k, []) if wpart in self.parts(u.op) and scope in u.op.ancestors()]
-        good = [(k, a, u) for k, a, u in direct if _depth(u.op) == _depth(a)]
+        good = [(k, a, u) for k, a in self.releases_after(r.op, c, up) if k in own
+                for u in self._waits_by_key.get(k, [])
+                if wpart in self.parts(u.op) and scope in u.op.ancestors() and _depth(u.op) == _depth(a)]
         if good:
             k, a, u = good[0]
             return ("ordered", True, f"backward edge: {self.plabel(wpart)} waits on {k[0]} at line {u.line}, "
@@ -548,14 +590,37 @@ class _Coverage:
             return ("cadence_mismatch", False, f"the wait on {k[0]} at line {u.line} (loop depth {_depth(u.op)}) does not "
                     f"match the cadence of its release at line {a.line} (loop depth {_depth(a)}): a wait at the wrong "
                     "loop level deadlocks or orders only some iterations", [r.op.line, a.line, u.line], cadence)
-        chain = self.happens_before(r.op, c, lambda op, q, _a: q == wpart and scope in op.ancestors())
+        # A chain of releases and waits through other partitions orders the read before the next
+        # overwrite when its last wait runs, in the writer's partition, before the writer in the
+        # writer's iteration of `scope` (read → ... → wait → write). A chain whose last wait comes
+        # after the writer only orders a later overwrite (or the next one in a rotated loop).
+        before_w = {id(x) for x in _before(w.op, stop=scope)}
+        strict = self.happens_before(r.op, c, lambda op, q, _a: q == wpart and id(op) in before_w, levels=up)
+        if strict is not None:
+            via = "; ".join(f"{e.barrier}: line {e.arrive.line} → line {e.wait.line}" for e in strict)
+            lines = [r.op.line] + [x for e in strict for x in (e.arrive.line, e.wait.line)]
+            return ("ordered_by_channel", True, f"ordered via {via}; the last wait comes before the overwrite at "
+                    f"line {w.op.line} in its iteration", lines, cadence)
+        # A chain of consumer-side (forward) waits orders the read before what follows its last
+        # wait in the same iteration, hence before the next iteration's overwrite even when that
+        # wait comes after the writer in program order (a rotated wait at the end of the tile).
+        rotated = self.happens_before(r.op, c, lambda op, q, _a: q == wpart and scope in op.ancestors(),
+                                      forward_only=True, levels=up)
+        if rotated is not None:
+            via = "; ".join(f"{e.barrier}: line {e.arrive.line} → line {e.wait.line}" for e in rotated)
+            lines = [r.op.line] + [x for e in rotated for x in (e.arrive.line, e.wait.line)]
+            return ("ordered_by_channel", True, f"ordered via {via}: consumer-side waits of the same iteration, so "
+                    f"the next iteration's overwrite at line {w.op.line} comes after them", lines, cadence)
+        chain = self.happens_before(r.op, c, lambda op, q, _a: q == wpart and scope in op.ancestors(), levels=up)
         if chain is not None:
             via = "; ".join(f"{e.barrier}: line {e.arrive.line} → line {e.wait.line}" for e in chain)
             lines = [r.op.line] + [x for e in chain for x in (e.arrive.line, e.wait.line)]
             if cadence == "inner":
                 return ("ordered_by_channel", True, f"own per-iteration channel; ordered via {via}", lines, cadence)
-            return ("missing_incidental", False, f"MISSING backward edge: no wait on this range's own release; only "
-                    f"incidentally ordered via {via} — " + need, lines, cadence)
+            return ("missing_incidental", False, f"MISSING backward edge: no wait on this range's own release; the "
+                    f"only ordering found ({via}) ends at line {chain[-1].wait.line}, after the overwrite at line "
+                    f"{w.op.line} in its iteration, so the next tile's first overwrite is not ordered after the read — "
+                    + need, lines, cadence)
         return ("missing", False, "MISSING backward edge: " + need, [r.op.line, w.op.line], cadence)
 
     def _judge_pre(self, w: _TAccess, r: _TAccess, c: str, scope: Operation, cadence: str, need: str):
@@ -568,10 +633,11 @@ class _Coverage:
                         [r.op.line] + [o.line for o in chain], cadence)
         return ("required", True, "REQUIRED back-edge: " + need, [r.op.line, w.op.line, scope.line], cadence)
 
-    def _own_releases(self, r: _TAccess, c: str, accs: list[_TAccess], w: _TAccess) -> set[tuple[str, str]]:
+    def _own_releases(self, r: _TAccess, c: str, accs: list[_TAccess], w: _TAccess,
+                      levels: int = 0) -> set[tuple[str, str]]:
         """The barriers that release *this* range: arrived by the reader after the read and
         waited on by a writer of the range before writing it (its channel's empty barrier)."""
-        after = {k for k, _ in self.releases_after(r.op, c)}
+        after = {k for k, _ in self.releases_after(r.op, c, levels)}
         writers = [a for a in accs if a.kind == "write"] or [w]
         own: set[tuple[str, str]] = set()
         for x in writers:
@@ -668,9 +734,12 @@ class _Coverage:
             ev = [x for e in to_mma + from_mma for x in (e.arrive.line, e.wait.line)]
             via = "; ".join(f"{e.barrier}: line {e.arrive.line} → {e.wait.line}" for e in to_mma)
             back = "; ".join(f"{e.barrier}: line {e.arrive.line} → {e.wait.line}" for e in from_mma)
+            first = next((m.op.line for m in mmas if self.use_d_state(m.op) in ("false", "false-first")), mma.op.line)
             return ("redundant_ordered", False, f"⚠ REDUNDANT cross-partition zero store (line {s.op.line}, "
                     f"{self.plabel(sp)}) in a persistent {outer.name} (line {outer.line}), but ordered: store → MMA via "
-                    f"{via}; MMA → next store via {back}. A channel that should not exist (remove the store).",
+                    f"{via}; MMA → next store via {back}. Not a race: the MMA at line {first} starts each tile with "
+                    "useD=false and overwrites the zeros, so the store is dead work that costs a cross-partition "
+                    "handshake per tile — a channel that should not exist (remove the store).",
                     sorted(set(lines + ev)))
         return "clean", True, "✓", lines
 
@@ -758,12 +827,13 @@ def _packed_findings(t: PackedTable) -> list[Finding]:
         if row.ok:
             continue
         sev = Severity.warning if row.status == "missing_incidental" else Severity.error
-        parts = [t.writers[0].partition] + [c.partition for c in row.consumers] if t.writers else []
+        writer = next((w for w in t.writers if w.line == row.writer_line), t.writers[0] if t.writers else None)
+        parts = [writer.partition] + [c.partition for c in row.consumers] if writer else []
         out.append(finding(
             Kind.RACE_PACKED_TMEM_OVERWRITE, sev,
             f"{row.label} ({_span(row.columns)} of {t.owner}, buffer.id {t.buffer_id}) is overwritten "
-            f"by the full-overwrite writer at line {t.writers[0].line if t.writers else '?'}: {row.reason}",
-            lines=row.evidence + [w.line for w in t.writers], partitions=parts, buffer_id=t.buffer_id,
+            f"by the full-overwrite writer at line {writer.line if writer else '?'}: {row.reason}",
+            lines=row.evidence + ([writer.line] if writer else []), partitions=parts, buffer_id=t.buffer_id,
             evidence={"row": row.model_dump(), "owner": t.owner, "stage": t.stage},
             suggestion="Add, in the writer's partition, a wait on this range's release by its reader, placed at the "
                        "reader's loop level (before the inner loop for an outer-cadence reader) with that loop's phase."))
@@ -901,6 +971,37 @@ def _after(op: Operation) -> Iterator[Operation]:
         if parent is None or parent.name in _BOUNDARY:
             return
         cur = parent
+
+
+def _overlaps(w: _TAccess, cols: tuple[int, int], is_owner: bool) -> bool:
+    """Does writer `w` overwrite (part of) the row at `cols`, as an aliasing hazard? A
+    whole-allocation writer overwrites every row, and the owner's own data spans every column.
+    A `tmem_store` of exactly the row's columns is that buffer's own producer (alpha, m, l, a
+    rescaled O): its channel is the ordinary producer/consumer one the phase model and the
+    simulation check, not an overwrite of another buffer's columns."""
+    if w.cols is None or is_owner:
+        return True
+    if w.cols == cols and w.op.name not in MMA_OPS:
+        return False
+    return w.cols[0] <= cols[1] and cols[0] <= w.cols[1]
+
+
+def _value_type(values, name: str, at: Operation) -> str | None:
+    d = values.lookup(name, at)
+    return d.type if isinstance(d, (OpResult, BlockArgument)) else None
+
+
+def _alloc_columns(alloc: Operation, aliases: dict[str, str]) -> int | None:
+    """Columns of a whole TMEM allocation: one slot's columns times the leading dimensions."""
+    text = alloc.result_types[0] if alloc.result_types else None
+    md = parse_memdesc(text, aliases)
+    per_slot = tmem_columns(text, aliases)
+    if md is None or per_slot is None:
+        return None
+    lead = 1
+    for d in md.shape[:-2]:
+        lead *= d
+    return per_slot * lead
 
 
 def _columns(type_text: str | None) -> int | None:

@@ -36,6 +36,7 @@ class Kind(str, Enum):
     BARRIER_UNUSED = "barrier.unused"
     # Not a verdict: a finding that would rest on a value the IR does not define soundly.
     LIMIT_UNRESOLVED_VALUE = "limit.unresolved_value"
+    MODEL_LIMIT = "model.limit"
 
 
 HANG_KINDS = frozenset(

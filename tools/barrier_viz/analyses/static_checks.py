@@ -15,7 +15,9 @@ Each rule looks at one shape the phase model makes suspicious and states its evi
 * `race.missing_acquire`: a producer refills a buffer without a wait, in the iteration, on a
   barrier its readers arrive on after reading it (a dropped empty-wait).
 * `channel.same_partition`: a wait whose barrier is only arrived by synchronous arrives of its
-  own partition: it orders nothing across partitions (ir-semantics §7.4).
+  own partition: it orders nothing across partitions (ir-semantics §7.4); info when an own
+  arrive precedes it in the iteration (a no-op), a warning otherwise; barriers a peer CTA
+  arrives on are cluster barriers, not reported.
 """
 
 from __future__ import annotations
@@ -206,22 +208,40 @@ def _phase_relation(a: BarrierUse, b: BarrierUse, analysis) -> str | None:
 
 
 def expect_mismatches(analysis) -> list[Finding]:
+    """`expect.bytes_mismatch` per expect whose bytes are counted, per CTA of the cluster; one
+    `model.limit` note for the expects whose delivering ops could not be counted."""
     out: list[Finding] = []
-    if analysis.num_ctas > 1:
-        return out  # in a cluster each CTA's share of a (multicast) copy is not the view's size
+    limits = []
     for check in analysis.buffers.expects:
+        if check.status == "unknown" and check.reason is not None and (check.declared or 0) > 0:
+            limits.append(check)
         if check.status != "mismatched":
             continue
         lines = [check.line] + [c.line for c in check.copies]
         name = check.barrier.name if check.barrier else None
+        ctas = check.mismatched_ctas
+        where = "" if check.per_cta is None or len(check.per_cta) == 1 else \
+            f" in CTA {', '.join(map(str, ctas))} of the {len(check.per_cta)}-CTA cluster (per CTA: {list(check.per_cta)})"
         out.append(finding(
             Kind.EXPECT_BYTES_MISMATCH, Severity.error,
-            f"barrier_expect at line {check.line} declares {check.declared} bytes but its TMA copies deliver "
-            f"{check.delivered}: the transaction count never returns to zero exactly, so the phase never completes.",
+            f"barrier_expect at line {check.line} declares {check.declared} bytes but the ops that complete "
+            f"transaction bytes on it (TMA loads, CLC responses, remote copies) deliver {check.delivered}{where}: "
+            "the transaction count never returns to zero exactly, so the phase never completes.",
             lines=lines, partitions=list(check.partitions), barrier=name,
             evidence={"declared": check.declared, "delivered": check.delivered,
+                      "per_cta": list(check.per_cta) if check.per_cta is not None else None,
                       "copies": [{"line": c.line, "bytes": c.bytes, "buffer": c.member} for c in check.copies]},
             suggestion="Set the expect size to the sum of the bytes of every copy signalling this barrier."))
+    if limits:
+        by_reason: dict[str, list[int]] = {}
+        for c in limits:
+            by_reason.setdefault(c.reason or "", []).append(c.line)
+        out.append(finding(
+            Kind.MODEL_LIMIT, Severity.info,
+            "expect-bytes not checked for barrier_expect at line(s) "
+            + "; ".join(f"{', '.join(map(str, lines))} ({reason})" for reason, lines in by_reason.items()) + ".",
+            lines=[c.line for c in limits], evidence={"rule": Kind.EXPECT_BYTES_MISMATCH.value,
+                                                     "expects": [{"line": c.line, "reason": c.reason} for c in limits]}))
     return out
 
 
@@ -275,7 +295,8 @@ def tma_channel_races(analysis) -> list[Finding]:
             continue
         writer_parts = {pname(w) for w, _ in writers}
         depth = min(loop_depth(w) for w, _ in writers)
-        readers = [r for r in reads.get(buf, []) if pname(r) is not None and pname(r) not in writer_parts]
+        readers = [r for r in reads.get(buf, []) if pname(r) is not None and pname(r) not in writer_parts
+                   and not _reads_own_write(analysis, r, buf)]
         full_bars = {bar for _, bar in writers if bar is not None}
         for r in readers:
             up = max(0, loop_depth(r) - depth)
@@ -310,6 +331,28 @@ def tma_channel_races(analysis) -> list[Finding]:
     return out
 
 
+def _reads_own_write(analysis, reader: Operation, buf: tuple) -> bool:
+    """Does `reader` read what its own partition stored into the buffer earlier in the same
+    iteration (a `local_store` into a staging view of it, then a TMA store of that view)? Then
+    it reads its own data, not the TMA copy's, and needs no wait on the copy's full barrier:
+    program order orders the store before the read."""
+    part = analysis.partition_name(reader)
+    read = [_view(analysis, pos[k], reader) for k in _READS.get(reader.name, ()) if k < len(pos := reader.positional)]
+    for prev in preceding_in_iteration(reader):
+        if prev.name != "ttg.local_store" or analysis.partition_name(prev) != part:
+            continue
+        pos = prev.positional
+        if len(pos) > 1 and _root(analysis, pos[1], prev) == buf and _view(analysis, pos[1], prev) in read:
+            return True
+    return False
+
+
+def _view(analysis, name: str, at: Operation) -> tuple:
+    """Which part of an allocation a memory operand is: allocation, slot indices applied."""
+    t = analysis.tracer.trace(name, at)
+    return (t.key, tuple(i.value for i in t.indices), t.column_offset)
+
+
 def _same_iteration(op: Operation, levels: int = 0) -> Iterator[Operation]:
     """Everything in `op`'s loop iteration: what precedes it, and what follows it (which, in a
     software-pipelined loop, is the previous iteration's tail: rotated waits sit there)."""
@@ -324,20 +367,65 @@ def _buf_name(key: tuple, writers) -> str:
 
 
 def same_partition_channels(analysis) -> list[Finding]:
+    """Waits only their own partition's synchronous arrives satisfy (ir-semantics §7.4).
+
+    A barrier a peer CTA also arrives on (through `map_to_remote_buffer`) synchronizes the CTAs
+    of a cluster, not partitions: not reported. When the partition's own arrive on the slot
+    precedes the wait in the same iteration, the wait is self-satisfied: it never blocks and
+    orders only what program order already orders in that partition (AutoWS emits such
+    same-task acquires for TMEM reuse, e.g. a P store into columns aliasing the QK tile the
+    partition has just loaded): a no-op, reported as info. Otherwise the wait waits for an
+    arrive its own partition makes later (or in another loop): a warning."""
     out: list[Finding] = []
+    remote = _remotely_arrived(analysis)
     for b in analysis.barriers.barriers:
         arrives = [u for u in b.uses if u.role not in (Role.WAIT, Role.ACQUIRE, Role.INIT, Role.INVAL)]
         if not arrives or any(u.role is not Role.ARRIVE for u in arrives):
             continue  # asynchronous arrivals (TMA, tcgen05) make even a same-partition wait meaningful
+        if b.alloc is not None and id(b.alloc) in remote:
+            continue  # a peer CTA arrives on it too: a cluster barrier
         for u in b.uses:
             if u.role is not Role.WAIT or u.partition is None:
                 continue
-            if all(a.partition == u.partition for a in arrives):
+            if not all(a.partition == u.partition for a in arrives):
+                continue
+            lines = ", ".join(str(a.line) for a in arrives)
+            own = {id(a.op) for a in arrives if _slot_key(a) == _slot_key(u)}
+            before = next((p for p in preceding_in_iteration(u.op) if id(p) in own), None)
+            if before is not None:
+                nxt = next((x for x in following_in_iteration(u.op) if x is not u.op and x.name not in _VIEWS), None)
+                guarded = f" (the {nxt.name} at line {nxt.line} after it)" if nxt is not None else ""
                 out.append(finding(
-                    Kind.CHANNEL_SAME_PARTITION, Severity.warning,
-                    f"The wait at line {u.line} on {_barrier_label(b, u)} is only ever satisfied by synchronous arrives of "
-                    f"its own partition ({u.partition}, lines {', '.join(str(a.line) for a in arrives)}): it orders "
-                    "nothing across partitions.",
+                    Kind.CHANNEL_SAME_PARTITION, Severity.info,
+                    f"The wait at line {u.line} on {_barrier_label(b, u)} is a no-op: only synchronous arrives of its "
+                    f"own partition ({u.partition}, lines {lines}) complete its barrier, and the one at line "
+                    f"{before.line} precedes it in the same iteration, so it never blocks. It orders nothing across "
+                    f"partitions; what it sits before{guarded} is ordered after the partition's earlier ops by "
+                    "program order alone.",
                     lines=[u.line] + [a.line for a in arrives], partitions=[u.partition], barrier=_barrier_label(b, u),
-                    evidence={"arrive_lines": [a.line for a in arrives]}))
+                    evidence={"arrive_lines": [a.line for a in arrives], "self_satisfied_by": before.line}))
+                continue
+            out.append(finding(
+                Kind.CHANNEL_SAME_PARTITION, Severity.warning,
+                f"The wait at line {u.line} on {_barrier_label(b, u)} is only ever satisfied by synchronous arrives of "
+                f"its own partition ({u.partition}, lines {lines}), none of them before it in its iteration: it "
+                "waits for its own partition's later progress (a hang if that phase is needed) and orders nothing "
+                "across partitions.",
+                lines=[u.line] + [a.line for a in arrives], partitions=[u.partition], barrier=_barrier_label(b, u),
+                evidence={"arrive_lines": [a.line for a in arrives]}))
+    return out
+
+
+_VIEWS = frozenset({"ttg.memdesc_index", "ttg.memdesc_reinterpret", "ttng.tmem_subslice", "ttg.memdesc_subslice",
+                    "arith.constant"})
+
+
+def _remotely_arrived(analysis) -> set[int]:
+    """Allocations of barriers some op reaches through `map_to_remote_buffer` (a peer CTA's copy)."""
+    out: set[int] = set()
+    for op in analysis.ops:
+        if op.name == "ttng.map_to_remote_buffer" and op.operands:
+            t = analysis.tracer.trace(op.operands[0], op)
+            if t.root is not None:
+                out.add(id(t.root))
     return out

@@ -48,6 +48,8 @@ class Mechanism(str, Enum):
     AREF = "aref"
     ASYNC_COPY_ARRIVE = "async_copy_mbarrier_arrive"
     TMA_STORE_WAIT_ARRIVE = "tma_store_wait_arrive"
+    CLC_RESPONSE = "clc_response"
+    REMOTE_COPY = "remote_copy"
     MBARRIER = "mbarrier"
 
 
@@ -195,6 +197,31 @@ def _read_tma_load(op: Operation) -> list[BarrierOperand]:
                            bytes=memdesc_bytes(dst_type), predicate=_at(pos, 3))]
 
 
+def _read_clc(bar_at: int) -> Callable[[Operation], list[BarrierOperand]]:
+    """Cluster launch control try-cancel (`async_clc_try_cancel %bar, %resp` in TLX,
+    `clc_try_cancel %resp, %bar` upstream): no arrival; the hardware completes 16 transaction
+    bytes (its b128 response) on the barrier."""
+
+    def read(op: Operation) -> list[BarrierOperand]:
+        pos = op.positional
+        if bar_at >= len(pos):
+            return []
+        return [BarrierOperand(op, pos[bar_at], Role.TMA_ARRIVE, Mechanism.CLC_RESPONSE, BarrierKind.MBARRIER,
+                               bytes=16)]
+
+    return read
+
+
+def _read_remote_copy(op: Operation) -> list[BarrierOperand]:
+    """`async_remote_shmem_copy %src, rank %r, %dst barrier %bar`: no arrival; the source's bytes
+    complete on the barrier at `%bar`'s offset in CTA `%r` (a peer's copy of this barrier)."""
+    pos = op.positional
+    if len(pos) < 4:
+        return []
+    return [BarrierOperand(op, pos[-1], Role.TMA_ARRIVE, Mechanism.REMOTE_COPY, BarrierKind.MBARRIER,
+                           bytes=memdesc_bytes(op.types[0] if op.types else None))]
+
+
 def _read_mma(op: Operation) -> list[BarrierOperand]:
     """`A, B, D[tok], (scaleA, scaleB,) useD, pred (, %bar[%pred])*`: every positional operand
     after the fixed ones is a barrier, its bracketed operand its predicate."""
@@ -292,6 +319,9 @@ _READERS: dict[str, Callable[[Operation], list[BarrierOperand]]] = {
     "ttng.tc_gen5_mma": _read_mma,
     "ttng.tc_gen5_mma_scaled": _read_mma,
     "ttng.tc_gen5_commit": _read_commit,
+    "ttng.async_clc_try_cancel": _read_clc(0),
+    "ttng.clc_try_cancel": _read_clc(1),
+    "ttg.async_remote_shmem_copy": _read_remote_copy,
     "ttng.async_copy_mbarrier_arrive": _read_async_copy_arrive,
     "ttng.async_tma_store_token_wait": _read_store_wait,
     "ttng.arrive_barrier_named": _read_named(Role.ARRIVE),

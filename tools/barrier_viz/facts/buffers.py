@@ -20,14 +20,19 @@ from dataclasses import dataclass, field
 from math import prod
 
 from ..ir.attrs import split_top_level
-from ..ir.model import Operation, ParsedIR
-from ..ir.types import MemDesc, element_bits, parse_memdesc  # noqa: F401  (re-exported)
+from ..ir.model import BlockArgument, Operation, ParsedIR
+from ..ir.types import MemDesc, element_bits, memdesc_bytes, parse_memdesc  # noqa: F401  (re-exported)
+from .cluster import cluster_of
 from .partitions import PartitionMap, module_warps
 from .trace import VIEW_OPS, Trace, Tracer
+from .transactions import NO_TX, REMOTE_COPY, REMOTE_VIEW, TX_OPS, Counter, Delivery, Tally, multicast_mask, \
+    remote_copy_operands
 from .values import OpResult
 
 ALLOC_OPS = frozenset({"ttg.local_alloc", "ttng.tmem_alloc"})
 TMA_LOADS = frozenset({"ttng.async_tma_copy_global_to_local", "ttng.async_tma_gather"})
+# Every op that completes transaction bytes on a barrier (TMA loads, CLC responses, remote copies).
+TX_DELIVERY_OPS = frozenset(TX_OPS) | {REMOTE_COPY}
 EXPECT = "ttng.barrier_expect"
 WAIT = "ttng.wait_barrier"
 _LOAD_OPS = frozenset({"tt.descriptor_load", "tt.load", "nvws.descriptor_load"})
@@ -101,7 +106,8 @@ class BarrierRef:
 
 @dataclass(frozen=True, slots=True)
 class TmaCopy:
-    """An `async_tma_copy_global_to_local`: destination member, bytes delivered, barrier."""
+    """An op that completes transaction bytes on a barrier (a TMA load, a CLC try-cancel, a
+    remote copy): destination member, bytes delivered, barrier."""
 
     op: Operation = field(compare=False, repr=False)
     line: int
@@ -121,19 +127,31 @@ class ExpectCheck:
     declared: int | None
     copies: tuple[TmaCopy, ...]
     partitions: tuple[str, ...]
+    # Bytes the barrier receives in each CTA of the cluster (one entry without a cluster), or
+    # None with `reason` saying why they cannot be counted.
+    per_cta: tuple[int, ...] | None = None
+    reason: str | None = None
 
     @property
     def delivered(self) -> int | None:
-        if any(c.bytes is None for c in self.copies):
+        """The bytes delivered (in the first CTA that disagrees with the expect, if one does)."""
+        if self.per_cta is None:
             return None
-        return sum(c.bytes or 0 for c in self.copies)
+        wrong = [b for b in self.per_cta if b != self.declared]
+        return wrong[0] if wrong else self.per_cta[0]
+
+    @property
+    def mismatched_ctas(self) -> tuple[int, ...]:
+        if self.per_cta is None or self.declared is None:
+            return ()
+        return tuple(r for r, b in enumerate(self.per_cta) if b != self.declared)
 
     @property
     def status(self) -> str:
-        """matched | mismatched | unknown (bytes or barrier not known)."""
+        """matched | mismatched | unknown (bytes, barrier or the delivering ops not known)."""
         if self.barrier is None or self.declared is None or self.delivered is None:
             return "unknown"
-        return "matched" if self.declared == self.delivered else "mismatched"
+        return "mismatched" if self.mismatched_ctas else "matched"
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,10 +247,12 @@ class _Collector:
         self.tracer = tracer or Tracer(ir)
         self._traces: dict[tuple[int, str], Trace] = {}
         self.unresolved: list[Unresolved] = []
+        self.cluster = cluster_of(ir)
+        self._by_op: dict[int, Member] = {}
 
     def run(self) -> BufferFacts:
         members = self._members()
-        by_op = {id(m.op): m for m in members}
+        by_op = self._by_op = {id(m.op): m for m in members}
         accesses = self._accesses(by_op)
         copies = self._tma_copies(by_op)
         expects, covered = self._expect_checks(copies)
@@ -350,6 +370,14 @@ class _Collector:
             return [(1, "write", "TMA load")]
         if name == "nvws.descriptor_load":
             return [(1, "write", "TMA load (aref)")]
+        if name == "ttng.async_clc_try_cancel":
+            return [(1, "write", "CLC response")]
+        if name == "ttng.clc_try_cancel":
+            return [(0, "write", "CLC response")]
+        if name in ("ttng.clc_query_cancel", "ttng.clc_load_result"):
+            return [(0, "read", "CLC response")]
+        if name == REMOTE_COPY:
+            return [(0, "read", "remote copy source"), (2, "write", "remote copy (peer CTA)")]
         if name == "ttg.async_copy_global_to_local":
             return [(1, "write", "cp.async")]
         if name == "ttg.local_store":
@@ -418,14 +446,27 @@ class _Collector:
 
     # -- TMA copies, expects, merged barriers -----------------------------------------------
     def _tma_copies(self, by_op: dict[int, Member]) -> list[TmaCopy]:
+        """Every op that delivers transaction bytes to a barrier: TMA loads, CLC try-cancel
+        (its 16-byte response), remote copies (the source's bytes, in the peer CTA)."""
         out: list[TmaCopy] = []
         for op in self.ops:
-            if op.name not in TMA_LOADS:
+            if op.name not in TX_DELIVERY_OPS:
                 continue
             pos = op.positional
-            member = self._lookup_member(pos[1], op, by_op) if len(pos) > 1 else None
-            out.append(TmaCopy(op, op.line, member.name if member else None, self._copy_bytes(op, member),
-                               self._barrier(pos[2], op) if len(pos) > 2 else None, self._parts(op)))
+            if op.name == REMOTE_COPY:
+                rc = remote_copy_operands(op)
+                if rc is None:
+                    continue
+                member = self._lookup_member(pos[2], op, by_op)
+                out.append(TmaCopy(op, op.line, member.name if member else None,
+                                   memdesc_bytes(op.types[0] if op.types else None),
+                                   self._barrier(rc[2], op), self._parts(op)))
+                continue
+            bar_at, data_at, fixed = TX_OPS[op.name]
+            member = self._lookup_member(pos[data_at], op, by_op) if data_at < len(pos) else None
+            nbytes = fixed if fixed is not None else self._copy_bytes(op, member)
+            out.append(TmaCopy(op, op.line, member.name if member else None, nbytes,
+                               self._barrier(pos[bar_at], op) if bar_at < len(pos) else None, self._parts(op)))
         return out
 
     def _copy_bytes(self, op: Operation, member: Member | None) -> int | None:
@@ -458,10 +499,11 @@ class _Collector:
         return (trace.key, tuple(i.value for i in trace.indices))
 
     def _expect_checks(self, copies: list[TmaCopy]) -> tuple[list[ExpectCheck], set[int]]:
-        """Pair each `barrier_expect` with the TMA copies on the same barrier slot that follow
-        it in its block (nested regions included), up to the next expect on that slot or a
-        wait on it (the wait ends the phase the expect armed)."""
+        """Pair each `barrier_expect` with the ops on the same barrier slot that follow it in
+        its block (nested regions included), up to the next expect on that slot or a wait on it
+        (the wait ends the phase the expect armed), and count the bytes each CTA receives."""
         by_copy = {id(c.op): c for c in copies}
+        counter = Counter(self.tracer.values, self.cluster)
         covered: set[int] = set()
         checks: list[ExpectCheck] = []
         for op in self.ops:
@@ -470,25 +512,109 @@ class _Collector:
             pos = op.positional
             barrier = self._barrier(pos[0], op) if pos else None
             key = self._barrier_key(op, 0)
-            found = self._following_copies(op, key, by_copy) if key is not None else []
+            found: list[TmaCopy] = []
+            tally = Tally(None, "its barrier operand is not resolved to an allocation")
+            if key is not None:
+                found, deliveries, blockers = self._window(op, key, by_copy, counter)
+                if not deliveries and not blockers:
+                    elsewhere = self._deliveries_elsewhere(op, key, by_copy)
+                    if elsewhere:
+                        blockers = [f"the bytes on this barrier come from ops outside the expect's block (line(s) "
+                                    f"{', '.join(str(c.line) for c in elsewhere)}), which are not paired with it"]
+                tally = counter.tally(op, deliveries, blockers)
             covered.update(id(c.op) for c in found)
-            checks.append(ExpectCheck(op, op.line, barrier, _int_literal(op), tuple(found), self._parts(op)))
+            checks.append(ExpectCheck(op, op.line, barrier, _int_literal(op), tuple(found), self._parts(op),
+                                      tally.per_cta, tally.reason))
         return checks, covered
 
-    def _following_copies(self, expect: Operation, key: tuple, by_copy: dict[int, TmaCopy]) -> list[TmaCopy]:
+    def _window(self, expect: Operation, key: tuple, by_copy: dict[int, TmaCopy], counter: Counter):
+        """(copies, deliveries, blockers) of the ops after `expect` that act on its slot."""
         block = expect.block
         if block is None:
-            return []
+            return [], [], []
         ops = block.operations
         start = next(i for i, o in enumerate(ops) if o is expect) + 1
         found: list[TmaCopy] = []
+        deliveries: list[Delivery] = []
+        blockers: list[str] = []
         for top in ops[start:]:
             for op in top.walk():
                 if op.name in (EXPECT, WAIT) and self._barrier_key(op, 0) == key:
-                    return found
-                if op.name in TMA_LOADS and id(op) in by_copy and self._barrier_key(op, 2) == key:
-                    found.append(by_copy[id(op)])
-        return found
+                    return found, deliveries, blockers
+                pos = op.positional
+                for name in dict.fromkeys(op.operands):
+                    hit = self._slot_of(name, op)
+                    if hit is None or hit[0] != key:
+                        continue
+                    remote = hit[1]
+                    k = pos.index(name) if name in pos else -1
+                    d = self._delivery(op, k, remote, counter)
+                    if d is not None:
+                        deliveries.append(d)
+                        if id(op) in by_copy:
+                            found.append(by_copy[id(op)])
+                    elif op.name not in NO_TX and op.name not in TX_OPS:
+                        blockers.append(f"{op.name} at line {op.line} uses the barrier and is not modelled")
+                    elif remote is not None and op.name in TX_OPS:
+                        blockers.append(f"{op.name} at line {op.line} signals a peer CTA's copy of the barrier")
+        return found, deliveries, blockers
+
+    def _delivery(self, op: Operation, k: int, remote: tuple[str, Operation] | None,
+                  counter: Counter) -> Delivery | None:
+        """The bytes `op` completes on the barrier it takes as positional operand `k`, if any."""
+        spec = TX_OPS.get(op.name)
+        if spec is not None and k == spec[0] and remote is None:
+            bar_at, data_at, fixed = spec
+            if fixed is not None:
+                nbytes: int | None = fixed
+            else:
+                pos = op.positional
+                member = self._lookup_member(pos[data_at], op, self._by_op) if data_at < len(pos) else None
+                nbytes = self._copy_bytes(op, member)
+            mask = multicast_mask(op)
+            if mask is not None:
+                return Delivery(op, nbytes, counter.mask(mask, op))
+            if op.name == "ttng.async_clc_try_cancel":
+                return Delivery(op, nbytes, counter.whole_cluster(), counter.first_x)
+            if op.name == "ttng.clc_try_cancel" and op.attr("multicast") is True:
+                return Delivery(op, nbytes, counter.whole_cluster())
+            return Delivery(op, nbytes, counter.own())
+        rc = remote_copy_operands(op)
+        if rc is not None and k == len(op.positional) - 1 and remote is None:
+            src, rank, _ = rc
+            return Delivery(op, memdesc_bytes(op.types[0] if op.types else None), counter.rank(rank, op))
+        return None
+
+    def _slot_of(self, value: str, at: Operation) -> tuple[tuple, tuple[str, Operation] | None] | None:
+        """(barrier slot key, remote view) of an operand that is a barrier (None otherwise); a
+        `map_to_remote_buffer` view names the slot of its source and the rank operand."""
+        defn = self.tracer.values.lookup(value, at)
+        type_text = defn.type if isinstance(defn, (OpResult, BlockArgument)) else None
+        if type_text is not None and ("i64" not in type_text or "memdesc" not in type_text):
+            return None
+        trace = self._trace(value, at)
+        if trace.resolved:
+            return (trace.key, tuple(i.value for i in trace.indices)), None
+        stop = trace.stop_op
+        if stop is not None and stop.name == REMOTE_VIEW and len(stop.operands) > 1:
+            src = self._trace(stop.operands[0], stop)
+            if src.resolved:
+                idx = tuple(i.value for i in src.indices) + tuple(i.value for i in trace.indices)
+                return (src.key, idx), (stop.operands[1], stop)
+        return None
+
+    def _deliveries_elsewhere(self, expect: Operation, key: tuple, by_copy: dict[int, TmaCopy]) -> list[TmaCopy]:
+        """TMA/CLC ops on the same barrier allocation (any slot) that are not in the window."""
+        out = []
+        for c in by_copy.values():
+            spec = TX_OPS.get(c.op.name)
+            pos = c.op.positional
+            if spec is None or spec[0] >= len(pos):
+                continue
+            hit = self._slot_of(pos[spec[0]], c.op)
+            if hit is not None and hit[0][0] == key[0]:
+                out.append(c)
+        return out
 
     def _merged_barriers(self, copies: list[TmaCopy]) -> tuple[MergedBarrier, ...]:
         by_barrier: dict[tuple[str | None, int | None], list[TmaCopy]] = {}

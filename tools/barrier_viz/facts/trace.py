@@ -9,9 +9,11 @@ it cannot follow ends with `unresolved` saying where and why.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..ir.model import BlockArgument, Operation, ParsedIR
+from ..ir.types import parse_memdesc, tmem_columns
 from .values import OpResult, ValueIndex
 
 # Operations that create the storage a barrier or buffer lives in: the roots of a trace.
@@ -74,6 +76,11 @@ class Trace:
     # lets callers continue through ops they understand (e.g. `nvws.aref.put.enter` buffers).
     stop_op: Operation | None = field(default=None, compare=False, repr=False)
     stop_result: int = 0
+    # TMEM slots: columns from the allocation's start that constant `memdesc_index`es add (a slot
+    # of N columns at index i starts at column i*N, through reinterpretations of the allocation:
+    # TLX storage aliases), and whether an index on the way was not a constant.
+    slot_columns: int | None = None
+    slot_dynamic: bool = False
 
     @property
     def resolved(self) -> bool:
@@ -118,6 +125,7 @@ class Tracer:
         hops: list[Hop] = []
         indices: list[SlotIndex] = []
         column: int | None = None
+        slots: list[int | None] = []
         cur_name, cur_at = name, at
         while True:
             key = (id(cur_at.parent_region), cur_name)
@@ -133,23 +141,27 @@ class Tracer:
                 op = defn.op
                 if op.name in ALLOCATION_OPS:
                     hops.append(Hop(cur_name, op.line, "allocation"))
-                    return Trace(start, op, defn.index, None, tuple(hops), tuple(indices), column)
+                    return self._with_slots(Trace(start, op, defn.index, None, tuple(hops), tuple(indices), column),
+                                            slots)
                 via = VIEW_OPS.get(op.name)
                 if via is not None and op.operands:
                     hops.append(Hop(cur_name, op.line, via))
                     if via == "memdesc_index" and len(op.operands) > 1:
                         indices.append(SlotIndex(op.operands[1], op.line, op))
+                        slot = self._tmem_slot(op)
+                        if slot != "smem":
+                            slots.append(slot)  # type: ignore[arg-type]
                     if via == "tmem_subslice":
                         n = op.attr("N")
                         if isinstance(n, int):
-                            column = (column or 0) + n
+                            column = (column or 0) + self._subslice_columns(op, n)
                     cur_name, cur_at = op.operands[0], op
                     continue
                 if op.name in ("scf.for", "scf.while", "scf.if"):
                     hops.append(Hop(cur_name, op.line, f"{op.name.split('.')[1]}_result"))
                     return self._join(start, hops, indices, column,
                                       self._loop_result_sources(op, defn.index), depth, seen,
-                                      f"result {defn.index} of {op.name} at line {op.line}")
+                                      f"result {defn.index} of {op.name} at line {op.line}", slots)
                 return Trace(start, None, hops=tuple(hops), indices=tuple(indices), column_offset=column,
                              unresolved=f"{cur_name} comes from {op.name} at line {op.line}, which is not a view",
                              stop_op=op, stop_result=defn.index)
@@ -180,7 +192,7 @@ class Tracer:
                              unresolved=f"{cur_name} is the induction variable of {owner.name} at line {owner.line}")
             hops.append(Hop(cur_name, arg.line, "iter_arg" if owner.name == "scf.for" else "loop_argument"))
             return self._join(start, hops, indices, column, sources, depth, seen,
-                              f"{cur_name} (argument of {owner.name} at line {owner.line})")
+                              f"{cur_name} (argument of {owner.name} at line {owner.line})", slots)
 
     def _join(
         self,
@@ -192,6 +204,7 @@ class Tracer:
         depth: int,
         seen: frozenset[tuple[int, str]],
         what: str,
+        slots: list[int | None] | None = None,
     ) -> Trace:
         """Trace every value that can flow into a loop-carried or branch value; they must agree
         on one allocation. Branches that only lead back into the cycle are ignored."""
@@ -214,8 +227,15 @@ class Tracer:
         keys = {t.key for t in resolved}
         if len(keys) == 1 and len(resolved) == len(found):
             first = resolved[0]
+            mine = self._with_slots(Trace(start, None), slots) if slots else None
+            agree = len({(t.slot_columns, t.slot_dynamic) for t in resolved}) == 1
+            base, dynamic = (first.slot_columns, first.slot_dynamic) if agree else (None, True)
+            if mine is not None:
+                dynamic = dynamic or mine.slot_dynamic
+                base = None if dynamic else (base or 0) + (mine.slot_columns or 0)
             return Trace(start, first.root, first.root_result, first.root_arg, tuple(hops) + first.hops,
-                         tuple(indices) + first.indices, column if column is not None else first.column_offset)
+                         tuple(indices) + first.indices, column if column is not None else first.column_offset,
+                         slot_columns=base, slot_dynamic=dynamic)
         if len(keys) > 1:
             names = ", ".join(sorted({t.root_name or "?" for t in resolved}))
             return Trace(start, None, hops=tuple(hops), indices=tuple(indices),
@@ -223,6 +243,43 @@ class Tracer:
         bad = next(t for t in found if not t.resolved)
         return Trace(start, None, hops=tuple(hops) + bad.hops, indices=tuple(indices) + bad.indices,
                      unresolved=bad.unresolved, stop_op=bad.stop_op, stop_result=bad.stop_result)
+
+    def _tmem_slot(self, op: Operation) -> int | None | str:
+        """Columns a `memdesc_index` on TMEM adds: index * columns of one slot; None when the
+        index is not a constant or the slot width is not known; "smem" for other memories."""
+        result = op.result_types[0] if op.result_types else None
+        md = parse_memdesc(result, self.ir.aliases)
+        if md is None or md.space != "tmem":
+            return "smem"
+        width = tmem_columns(result, self.ir.aliases)
+        defn = self.values.lookup(op.operands[1], op)
+        index = None
+        if isinstance(defn, OpResult) and defn.op.name == "arith.constant":
+            index = next((int(t) for t in defn.op.literals if t.lstrip("-").isdigit()), None)
+        return None if width is None or index is None else index * width
+
+    def _subslice_columns(self, op: Operation, n: int) -> int:
+        """Columns a `tmem_subslice {N = n}` starts at: N counts elements of the row, so it is
+        n * bitwidth * colStride / 32 of the sliced view (f32: n; a packed f16 P tile: n / 2)."""
+        src = op.types[0] if op.types else None
+        md = parse_memdesc(src, self.ir.aliases)
+        if md is None or md.bits is None or md.bits >= 32:
+            return n
+        stride = 1
+        enc = self.ir.aliases.get(md.encoding or "", md.encoding or "")
+        found = re.search(r"colStride\s*=\s*(\d+)", enc)
+        if found:
+            stride = int(found.group(1))
+        return n * md.bits * stride // 32
+
+    @staticmethod
+    def _with_slots(trace: Trace, slots: list[int | None]) -> Trace:
+        if not slots:
+            return trace
+        dynamic = any(x is None for x in slots)
+        return Trace(trace.start, trace.root, trace.root_result, trace.root_arg, trace.hops, trace.indices,
+                     trace.column_offset, trace.unresolved, trace.stop_op, trace.stop_result,
+                     slot_columns=None if dynamic else sum(x or 0 for x in slots), slot_dynamic=dynamic)
 
     def _loop_result_sources(self, op: Operation, index: int) -> list[tuple[str, Operation]]:
         """Values that can become result `index` of a loop or if."""

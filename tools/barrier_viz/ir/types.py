@@ -98,3 +98,37 @@ def memdesc_bytes(text: str | None) -> int | None:
     """Bytes a memdesc view covers (what a TMA copy into it delivers)."""
     md = parse_memdesc(text)
     return md.bytes if md is not None else None
+
+
+_TMEM_ENC = re.compile(r"#ttng\.tensor_memory_encoding<(?P<body>[^>]*)>")
+_TMEM_SCALES = "#ttng.tensor_memory_scales_encoding"
+
+
+def tmem_columns(text: str | None, aliases: dict[str, str] | None = None) -> int | None:
+    """32-bit TMEM columns one slot of a TMEM view spans (the trailing two dimensions), as the
+    allocator counts them: for `#ttng.tensor_memory_encoding<blockM, blockN, colStride>` the row
+    holds N elements `colStride` element-widths apart (colStride 1 = packed: two 16-bit or four
+    8-bit elements per column); scale buffers (`tensor_memory_scales_encoding`) take
+    ceil(M/32) * ceil(K/4) columns (a 128x4 i8 scale slot is 4 columns). None when the encoding
+    is not known or is a cluster-wide / 2-CTA layout (its per-CTA split is not computed here)."""
+    md = parse_memdesc(text, aliases)
+    if md is None or md.space != "tmem" or len(md.shape) < 2 or md.encoding is None:
+        return None
+    enc = (aliases or {}).get(md.encoding, md.encoding)
+    m, n = md.shape[-2], md.shape[-1]
+    if enc.startswith(_TMEM_SCALES):
+        if "CGALayout" in enc:
+            return None
+        return -(-m // 32) * -(-n // 4)
+    found = _TMEM_ENC.search(enc)
+    bits = md.bits
+    if found is None or bits is None or "CGALayout" in enc or "twoCTAs = true" in enc:
+        return None
+    params = dict(p.split("=") for p in found.group("body").replace(" ", "").split(",") if "=" in p)
+    try:
+        block_m, stride = int(params.get("blockM", "128")), int(params.get("colStride", "1"))
+    except ValueError:
+        return None
+    if block_m != 128 or m > 128:
+        return None
+    return max(1, -(-(n * stride * bits) // 32))

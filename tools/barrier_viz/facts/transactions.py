@@ -1,0 +1,194 @@
+"""Transaction bytes: which ops complete tx-bytes on an mbarrier, and how many land in each CTA.
+
+A `barrier_expect` phase completes when its arrival count is reached *and* its transaction count
+returns to zero, so the expect check must see every op that completes transaction bytes on the
+barrier, not only TMA loads:
+
+* TMA loads and gathers (`async_tma_copy_global_to_local`, `async_tma_gather`): the bytes of the
+  destination view; with a multicast mask each CTA named in the mask gets them, on the barrier at
+  the same offset in its own shared memory;
+* cluster launch control (`async_clc_try_cancel` in TLX, `clc_try_cancel` upstream): the hardware
+  writes its 16-byte response and completes 16 bytes on the barrier (PTX
+  `clusterlaunchcontrol.try_cancel ... complete_tx::bytes.b128`; with multicast every CTA of the
+  cluster gets its own response and its own 16 bytes). TLX's op is lowered to a multicast issued
+  by the first CTA (along x) of the cluster only; the upstream op is issued by every CTA;
+* remote copies (`ttg.async_remote_shmem_copy %src, rank %r, %dst barrier %bar`): the bytes of
+  the source land in CTA `r`, on its barrier at `%bar`'s offset.
+
+In a TLX-style cluster (one per-CTA program, `nvg.cluster_id` for the rank) every CTA runs the same
+window of ops after the expect, so CTA `d` receives, from each rank `s`, the bytes of each op of
+that window that rank `s` executes and that targets `d`. Ranks, masks and branch conditions are
+computed per rank (`cluster.RankEvaluator`); when one cannot be, or when an op of the window
+touches the barrier in a way not listed here, the expect is *not checked* and the reason says why
+(a stated limit, never a verdict).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..ir.model import BlockArgument, Operation
+from .cluster import RANK_OPS, Cluster, RankEvaluator
+from .values import OpResult, ValueIndex
+
+CLC_RESPONSE_BYTES = 16
+# op -> (barrier operand, data operand, fixed byte count or None: the data view's bytes)
+TX_OPS: dict[str, tuple[int, int, int | None]] = {
+    "ttng.async_tma_copy_global_to_local": (2, 1, None),
+    "ttng.async_tma_gather": (2, 1, None),
+    "ttng.async_clc_try_cancel": (0, 1, CLC_RESPONSE_BYTES),
+    "ttng.clc_try_cancel": (1, 0, CLC_RESPONSE_BYTES),
+}
+REMOTE_COPY = "ttg.async_remote_shmem_copy"
+REMOTE_VIEW = "ttng.map_to_remote_buffer"
+# Ops that use a barrier without completing transaction bytes on it (arrivals, waits, views and
+# the structure that carries values around).
+NO_TX = frozenset({
+    "ttng.init_barrier", "ttng.inval_barrier", "ttng.wait_barrier", "ttng.arrive_barrier", "ttng.barrier_expect",
+    "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled", "ttng.tc_gen5_commit", "ttng.async_copy_mbarrier_arrive",
+    "ttng.async_tma_store_token_wait", "ttng.fence_mbarrier_init_release_cluster", REMOTE_VIEW,
+    "ttg.memdesc_index", "ttg.memdesc_subview", "ttg.memdesc_subslice", "ttg.memdesc_reinterpret",
+    "scf.yield", "scf.condition", "scf.for", "scf.while", "scf.if", "ttg.warp_specialize", "ttg.warp_yield",
+    "ttg.warp_return", "ttg.local_dealloc",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One op of an expect's window that completes bytes on the expected barrier."""
+
+    op: Operation
+    bytes: int | None
+    # Ranks receiving the bytes when rank s issues it (None: cannot be computed), per issuing rank.
+    targets: Callable[[int], frozenset[int] | None]
+    # Does rank s issue it at all (the lowering may elect one CTA)?
+    issues: Callable[[int], bool] = lambda s: True
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Bytes each CTA's barrier receives in the window, or why that cannot be counted."""
+
+    per_cta: tuple[int, ...] | None
+    reason: str | None
+
+
+class Counter:
+    """Counts the bytes of an expect's window for every CTA of the cluster."""
+
+    def __init__(self, values: ValueIndex, cluster: Cluster):
+        self.values = values
+        self.cluster = cluster
+        self.ranks = RankEvaluator(values)
+
+    def tally(self, expect: Operation, deliveries: list[Delivery], blockers: list[str]) -> Tally:
+        """`blockers`: ops of the window that touch the barrier in a way that is not counted."""
+        if blockers:
+            return Tally(None, "; ".join(blockers))
+        if any(d.bytes is None for d in deliveries):
+            bad = next(d for d in deliveries if d.bytes is None)
+            return Tally(None, f"the bytes of {bad.op.name} at line {bad.op.line} are not known from its types")
+        n = self.cluster.size
+        if self.cluster.cga:
+            return Tally(None, f"cluster-wide (CGA) IR with ttg.num-ctas = {self.cluster.num_ctas}: its types are "
+                               "the cluster's, each CTA's share of a copy is not computed")
+        if n == 1:
+            return Tally((sum(d.bytes or 0 for d in deliveries),), None)
+        got = [0] * n
+        for d in deliveries:
+            for s in range(n):
+                runs = self.executes(d.op, expect, s) if d.issues(s) else False
+                targets = d.targets(s) if runs else frozenset()
+                if runs is None or targets is None:
+                    return Tally(None, f"which CTAs of the {n}-CTA cluster {d.op.name} at line {d.op.line} "
+                                       "runs in or delivers to is not computable from the IR")
+                for t in targets:
+                    if 0 <= t < n:
+                        got[t] += d.bytes or 0
+        return Tally(tuple(got), None)
+
+    def executes(self, op: Operation, expect: Operation, rank: int) -> bool | None:
+        """Does rank `rank` execute `op` (its predicate and the `scf.if`s between it and the
+        expect's block)? Conditions that do not depend on the rank are the same in every CTA."""
+        pos = op.positional
+        pred_at = {"ttng.async_tma_copy_global_to_local": 3, "ttng.async_tma_gather": 3}.get(op.name)
+        conds: list[tuple[str, Operation, bool]] = []
+        if pred_at is not None and pred_at < len(pos):
+            conds.append((pos[pred_at], op, True))
+        child = op
+        for anc in op.ancestors():
+            if anc is expect.parent_op:
+                break
+            if anc.name == "scf.if" and anc.operands and child.block is not None:
+                region = child.block.region
+                conds.append((anc.operands[0], anc, region is not None and region.index == 0))
+            child = anc
+        for name, at, want in conds:
+            v = self.ranks.value(name, at, rank)
+            if v is None:
+                if self.depends_on_rank(name, at):
+                    return None
+                continue
+            if bool(v) != want:
+                return False
+        return True
+
+    def depends_on_rank(self, name: str, at: Operation, budget: int = 200) -> bool:
+        stack = [(name, at)]
+        seen: set[tuple[str, int]] = set()
+        while stack and budget > 0:
+            budget -= 1
+            n, where = stack.pop()
+            if (n, id(where)) in seen:
+                continue
+            seen.add((n, id(where)))
+            d = self.values.lookup(n, where)
+            if isinstance(d, OpResult):
+                if d.op.name in RANK_OPS:
+                    return True
+                stack.extend((o, d.op) for o in d.op.operands)
+            elif isinstance(d, BlockArgument) and d.block is not None and d.block.region is not None:
+                owner = d.block.region.parent
+                if owner is not None and owner.name == "ttg.warp_specialize" and d.index < len(owner.operands):
+                    stack.append((owner.operands[d.index], owner))
+        return budget <= 0
+
+    # -- targets --------------------------------------------------------------------------------
+    def own(self) -> Callable[[int], frozenset[int] | None]:
+        return lambda s: frozenset({s})
+
+    def first_x(self, s: int) -> bool:
+        """Is rank `s` the first CTA along x of its cluster row (`%cluster_ctaid.x == 0`)?"""
+        return s % self.cluster.dims[0] == 0
+
+    def whole_cluster(self) -> Callable[[int], frozenset[int] | None]:
+        return lambda s: frozenset(range(self.cluster.size))
+
+    def mask(self, name: str, at: Operation) -> Callable[[int], frozenset[int] | None]:
+        def targets(s: int) -> frozenset[int] | None:
+            m = self.ranks.value(name, at, s)
+            if m is None:
+                return None
+            return frozenset(k for k in range(self.cluster.size) if (m >> k) & 1)
+        return targets
+
+    def rank(self, name: str, at: Operation) -> Callable[[int], frozenset[int] | None]:
+        def targets(s: int) -> frozenset[int] | None:
+            r = self.ranks.value(name, at, s)
+            return None if r is None else frozenset({r})
+        return targets
+
+
+def multicast_mask(op: Operation) -> str | None:
+    """The CTA mask operand of a multicast TMA load (`..., %bar, %pred, %mask {multicast}`)."""
+    if op.name != "ttng.async_tma_copy_global_to_local":
+        return None
+    pos = op.positional
+    return pos[4] if len(pos) > 4 else None
+
+
+def remote_copy_operands(op: Operation) -> tuple[str, str, str] | None:
+    """(source, rank, barrier) of `async_remote_shmem_copy %src, rank %r, %dst barrier %bar`."""
+    pos = op.positional
+    return (pos[0], pos[1], pos[-1]) if op.name == REMOTE_COPY and len(pos) >= 4 else None
