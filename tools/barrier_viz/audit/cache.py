@@ -77,7 +77,7 @@ class ResultCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(value, fh, sort_keys=True)
+                json.dump(value, fh)  # key order is the output order
             os.replace(tmp, path)
         except OSError:
             pass  # a read-only or full cache dir costs speed, never a result

@@ -38,6 +38,7 @@ class FileEntry:
     path: str
     units: int = 0
     tasks: list[UnitTask] = field(default_factory=list)
+    duplicates: list[tuple[UnitTask, UnitTask]] = field(default_factory=list)  # (repeat, first) in a dump
     error: str | None = None  # the file could not be read as IR at all
 
 

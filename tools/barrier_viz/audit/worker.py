@@ -93,6 +93,9 @@ def check_kernel(sel, simulate: bool, seconds: float | None) -> dict[str, Any]:
         except BudgetExceeded:
             findings = []
             note = f"time budget of {seconds:g}s reached before the static rules finished: no findings reported"
+    recovered = len({(w.line, w.column) for w in sel.ir.warnings})
+    if recovered:
+        note = (note + "; " if note else "") + f"{recovered} syntax error(s) recovered by the parser (`barrier-viz check --strict` names them)"
     record: dict[str, Any] = {"function": sel.function_name, "status": status, "note": note,
                               "partitions": len(a.partitions.partitions), "barriers": len(a.barriers.barriers)}
     try:

@@ -81,6 +81,25 @@ def run_units(tasks: list[UnitTask], *, jobs: int, simulate: bool, seconds: floa
     return [r for r in results if r is not None], cached
 
 
+def dedupe_snapshots(entries: list[FileEntry]) -> None:
+    """A dump log repeats a snapshot whenever a pass changes nothing; such a unit is checked
+    once, at its first occurrence in the file, and the repeats point there (`duplicate` rows):
+    their findings would be the same, at the same offsets from the unit's start."""
+    import hashlib
+
+    for e in entries:
+        first: dict[str, UnitTask] = {}
+        kept: list[UnitTask] = []
+        for t in e.tasks:
+            h = hashlib.sha256(t.text).hexdigest()
+            if h in first:
+                e.duplicates.append((t, first[h]))
+            else:
+                first[h] = t
+                kept.append(t)
+        e.tasks = kept
+
+
 def _top(findings: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not findings:
         return None
@@ -90,6 +109,7 @@ def _top(findings: list[dict[str, Any]]) -> dict[str, Any] | None:
 def _rows(entries: list[FileEntry], results: dict[int, dict[str, Any]], cached: dict[int, bool],
           known) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
+    files_order = {e.path: i for i, e in enumerate(entries)}
     k = 0
     for e in entries:
         base = {"path": e.path, "units": e.units}
@@ -97,7 +117,7 @@ def _rows(entries: list[FileEntry], results: dict[int, dict[str, Any]], cached: 
             rows.append(dict(base, unit=None, unit_index=None, start_line=1, function=None, status="error", error=e.error,
                              note=None, partitions=0, barriers=0, findings=[]))
             continue
-        if not e.tasks:
+        if not e.tasks and not e.duplicates:
             rows.append(dict(base, unit=None, unit_index=None, start_line=1, function=None, status="no_ws", error=None,
                              note="no unit with warp specialization", partitions=0, barriers=0, findings=[]))
             continue
@@ -116,6 +136,12 @@ def _rows(entries: list[FileEntry], results: dict[int, dict[str, Any]], cached: 
                                  partitions=kern["partitions"], barriers=kern["barriers"], findings=findings,
                                  _seconds=secs / max(len(r["kernels"]), 1), _cached=cached[k]))
             k += 1
+        for dup, orig in e.duplicates:
+            rows.append(dict(base, unit=dup.label, unit_index=dup.index, start_line=dup.start_line, function=None,
+                             status="duplicate", error=None, partitions=0, barriers=0, findings=[],
+                             note=f"same text as unit {orig.index} ({orig.label}, line {orig.start_line}): checked there",
+                             same_as=orig.index))
+    rows.sort(key=lambda r: (files_order[r["path"]], r["unit_index"] if r["unit_index"] is not None else -1))
     return rows
 
 
@@ -128,7 +154,9 @@ def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool 
     files = expand_paths(paths, read_stdin)
     known = read_baseline(baseline) if baseline else None
     entries = [discover_file(f) for f in files]
+    dedupe_snapshots(entries)
     tasks = [t for e in entries for t in e.tasks]
+    n_units = len(tasks) + sum(len(e.duplicates) for e in entries)
     root = None
     if use_cache:
         root = Path(cache_dir) if cache_dir else default_cache_dir()
@@ -146,10 +174,11 @@ def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool 
         "files": len(files),
         "files_unreadable": sum(1 for e in entries if e.error is not None),
         "files_without_ws": sum(1 for e in entries if e.error is None and not e.tasks),
-        "units": len(tasks),
+        "units": n_units,
         "kernels": sum(1 for r in rows if r["status"] in ("ok", "bound_reached")),
         "units_failed": sum(1 for r in rows if r["status"] == "error" and r["unit"] is not None),
         "bound_reached": sum(1 for r in rows if r["status"] == "bound_reached"),
+        "duplicates": sum(1 for r in rows if r["status"] == "duplicate"),
         "errors": sev["error"], "warnings": sev["warning"], "infos": sev["info"],
         "new_errors": new_errors,
         "baselined": sum(1 for f in findings if f.get("new") is False),
@@ -238,7 +267,8 @@ def render_audit_text(doc: dict[str, Any], write: Callable[[str], None]) -> None
     write("")
     write(f"{s['files']} file(s): {s['units']} unit(s) with warp specialization, {s['kernels']} kernel(s) checked, "
           f"{s['units_failed']} unit(s) failed, {s['files_unreadable']} file(s) unreadable, "
-          f"{s['files_without_ws']} file(s) without warp specialization")
+          f"{s['files_without_ws']} file(s) without warp specialization, "
+          f"{s['duplicates']} repeated snapshot(s) checked once")
     write(f"findings: {s['errors']} error(s) ({s['new_errors']} new), {s['warnings']} warning(s), {s['infos']} info; "
           f"{s['baselined']} baselined; {s['bound_reached']} kernel(s) reached the time budget")
     if st:

@@ -49,12 +49,15 @@ def junit_xml(doc: dict[str, Any]) -> str:
             el = ET.SubElement(case, "failure", message=_finding_text(failing[0])[:500], type=failing[0]["kind"])
             el.text = "\n".join(_finding_text(f) for f in failing)
             key = "failures"
+        elif row["status"] == "duplicate":
+            ET.SubElement(case, "skipped", message=row.get("note") or "duplicate")
+            key = "skipped"
         elif row["status"] == "bound_reached" and not row.get("findings") and "static rules finished" in (row.get("note") or ""):
             ET.SubElement(case, "skipped", message=row.get("note") or "bound reached")
             key = "skipped"
         others = [f for f in row.get("findings", []) if f not in failing]
         out = [_finding_text(f) for f in others]
-        if row.get("note"):
+        if row.get("note") and row["status"] != "duplicate":
             out.append(f"note: {row['note']}")
         if out:
             ET.SubElement(case, "system-out").text = "\n".join(out)
