@@ -217,3 +217,30 @@ def test_sync_model_uses_one_analysis():
     m = build_sync_model(a)
     assert m["barriers"] and all(b["identity"] for b in m["barriers"])
     assert len({b["identity"] for b in m["barriers"]}) == len(m["barriers"])
+
+
+EVAL_CP = REPO / "evals" / "cases" / "fbtriton-metaws.attn_fwd_persistent_v0.sm100.dump_doCodePartition" / "input.txt.gz"
+
+
+def test_eval_code_partition_snapshot_back_edge_removal_is_named(tmp_path):
+    """The eval snapshot's packed-TMEM rows ordered by a back-edge: deleting the writer's wait
+    of each such edge shows as that wait removed and that backward edge removed."""
+    import gzip
+
+    from barrier_viz.analyses.coverage import coverage
+
+    snap = tmp_path / "snapshot.mlir"
+    snap.write_bytes(gzip.decompress(EVAL_CP.read_bytes()))
+    cov = coverage(Analysis(select(str(snap), None, None, require_function=True)))
+    waits = {r.evidence[0] for t in cov.packed for r in t.rows
+             if not r.owner and r.status == "ordered" and "backward edge" in r.reason}
+    assert waits
+    lines = snap.read_text().split("\n")
+    without = tmp_path / "without.mlir"
+    without.write_text("\n".join(x for i, x in enumerate(lines, 1) if i not in waits))
+    d = _diff(snap, without)
+    removed = [c for c in d["changes"] if c["kind"] == "use.removed"]
+    edges = [c for c in d["changes"] if c["kind"].startswith("edge.")]
+    assert sorted(c["lines_a"][0] for c in removed) == sorted(waits)
+    assert len(edges) == len(waits) and all(c["kind"] == "edge.removed" and "backward edge" in c["what"] for c in edges)
+    assert all(set(c["lines_a"]) & waits for c in edges)
