@@ -489,7 +489,7 @@ def audit_cmd(
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Worker processes (default: the CPU count).")] = None,
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="Findings already known (from --write-baseline): only new errors fail.")] = None,
     write_baseline: Annotated[Optional[str], typer.Option("--write-baseline", help="Write every finding's fingerprint to this file.")] = None,
-    budget: Annotated[float, typer.Option("--budget", help="Seconds per kernel; past it the deadlock run stops (bound_reached) and static findings are kept. 0: no budget.")] = 5.0,
+    budget: Annotated[float, typer.Option("--budget", help="CPU seconds per kernel; past it the deadlock run stops (bound_reached) and static findings are kept. 0: no budget.")] = 0.5,
     no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernels' barrier programs.")] = False,
     cache_dir: Annotated[Optional[str], typer.Option("--cache-dir", help="Result cache folder (default $XDG_CACHE_HOME/barrier-viz/audit, else ~/.cache/barrier-viz/audit).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the result cache.")] = False,

@@ -145,7 +145,7 @@ def _rows(entries: list[FileEntry], results: dict[int, dict[str, Any]], cached: 
     return rows
 
 
-def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool = True, seconds: float | None = 5.0,
+def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool = True, seconds: float | None = 0.5,
                    cache_dir: str | None = None, use_cache: bool = True, baseline: str | None = None,
                    progress_factory=None, read_stdin=None) -> dict[str, Any]:
     """The audit of `paths` as a plain document (see the module docstring). `progress_factory`
