@@ -563,6 +563,113 @@ def explore_cmd(
     _run(debug, body)
 
 
+class AuditFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    junit = "junit"
+
+
+@app.command("audit")
+def audit_cmd(
+    paths: Annotated[list[str], typer.Argument(help="Files, directories (searched recursively) or - for a list of paths on stdin.", show_default=False)],
+    format: Annotated[AuditFormat, typer.Option("--format", "-f", help="text (table), json (barrier-viz/audit/v1), sarif (2.1.0) or junit (XML).")] = AuditFormat.text,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the output to this file (a summary line goes to stderr).")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Worker processes (default: the CPU count).")] = None,
+    baseline: Annotated[Optional[str], typer.Option("--baseline", help="Findings already known (from --write-baseline): only new errors fail.")] = None,
+    write_baseline: Annotated[Optional[str], typer.Option("--write-baseline", help="Write every finding's fingerprint to this file.")] = None,
+    budget: Annotated[float, typer.Option("--budget", help="CPU seconds per kernel; past it the deadlock run stops (bound_reached) and static findings are kept. 0: no budget.")] = 0.5,
+    no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernels' barrier programs.")] = False,
+    cache_dir: Annotated[Optional[str], typer.Option("--cache-dir", help="Result cache folder (default $XDG_CACHE_HOME/barrier-viz/audit, else ~/.cache/barrier-viz/audit).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the result cache.")] = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Check every unit with warp specialization under PATHS, in parallel: a summary table (or
+    JSON, SARIF, JUnit) and a CI exit code: 1 when an error finding is new (not in --baseline)."""
+
+    def body() -> int:
+        from .commands import audit_cmd as A
+
+        if jobs is not None and jobs < 1:
+            raise typer.BadParameter("--jobs must be at least 1")
+        if budget < 0:
+            raise typer.BadParameter("--budget must be 0 (none) or more seconds")
+        bar, factory = A.progress_bar()
+        try:
+            doc = A.audit_document(paths, jobs=jobs, simulate=not no_simulate, seconds=budget or None, cache_dir=cache_dir,
+                                   use_cache=not no_cache, baseline=baseline, progress_factory=factory,
+                                   read_stdin=lambda: sys.stdin.read() if not sys.stdin.isatty() else "")
+        finally:
+            if bar is not None:
+                bar.stop()
+        if write_baseline:
+            n = A.save_baseline(doc, write_baseline)
+            typer.echo(f"wrote {n} fingerprint(s) to {write_baseline}", err=True)
+        text = A.render_output(doc, format.value)
+        if output:
+            from pathlib import Path
+
+            try:
+                Path(output).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise InputError(output, f"cannot write: {exc}") from None
+            s = doc["summary"]
+            typer.echo(f"wrote {output}: {s['kernels']} kernel(s), {s['errors']} error(s) ({s['new_errors']} new)", err=True)
+        elif text is not None:
+            sys.stdout.write(text)
+        else:
+            A.render_audit_text(doc, typer.echo)
+        return A.exit_code(doc)
+
+    _run(debug, body)
+
+
+class DiffFormat(str, Enum):
+    text = "text"
+    md = "md"
+    json = "json"
+
+
+@app.command("diff")
+def diff_cmd(
+    a: Annotated[str, typer.Argument(help="First IR (file, dump, directory, or - for stdin).", show_default=False)],
+    b: Annotated[Optional[str], typer.Argument(help="Second IR (default: A again, with --unit-b).", show_default=False)] = None,
+    unit_a: Annotated[Optional[str], typer.Option("--unit-a", help="Unit of A (index, label substring, last-ws).")] = None,
+    unit_b: Annotated[Optional[str], typer.Option("--unit-b", help="Unit of B (index, label substring, last-ws).")] = None,
+    func: FuncOpt = None,
+    format: Annotated[DiffFormat, typer.Option("--format", "-f", help="Output format.")] = DiffFormat.text,
+    strict: StrictOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """What changed in the synchronization from A to B, with barriers matched by what they guard
+    (not SSA names or lines): edges, wait slot/phase formulas, arrive counts, expect bytes,
+    buffer depth and aliasing, findings. Exit 1 when anything changed."""
+
+    def body() -> int:
+        from .commands.diff_cmd import diff_document, diff_markdown, diff_text
+        from .session import select
+
+        if b is None and unit_b is None:
+            raise typer.BadParameter("diff needs B, or --unit-b to compare two units of A")
+        if a == "-" and b == "-":
+            raise typer.BadParameter("only one of A and B can be - (stdin)")
+        sel_a = select(a, unit_a, func, require_function=True)
+        sel_b = select(b or a, unit_b, func, require_function=True)
+        warnings = _report_warnings(sel_a, strict) + _report_warnings(sel_b, strict)
+        doc = diff_document(sel_a, sel_b, warnings=warnings)
+        if format is DiffFormat.json:
+            from .schemas import dump
+
+            sys.stdout.write(dump(doc))
+        elif format is DiffFormat.md:
+            sys.stdout.write(diff_markdown(doc))
+        else:
+            sys.stdout.write(diff_text(doc))
+        return 0 if doc.summary.unchanged else 1
+
+    _run(debug, body)
+
+
 # Commands added by later work go above this line, each a thin function like `ops`:
 # select the unit, build the document with a function from `commands/`, emit it.
 
