@@ -47,15 +47,18 @@ class DeadlockAnalysis:
 
 
 def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: Params | None = None,
-                      gated=None) -> DeadlockAnalysis:
+                      gated=None, adjust=None) -> DeadlockAnalysis:
     """Run every scheduling policy; turn the first deadlock into findings.
 
     `arrivers` maps id(allocation op) to the partitions that arrive on it anywhere in the IR
     (any mechanism): a barrier with none has no producer. `gated(line, partition)` says whether
     the arrival at `line` is preceded, in its iteration, by a wait on a barrier that `partition`
-    arrives on (the backward edge that keeps a producer at most one phase ahead)."""
+    arrives on (the backward edge that keeps a producer at most one phase ahead). `adjust(params)`
+    replaces chosen values with the user's own launch (`check --args/--pid`)."""
     trips = default_trips(function)
     params = choose_params(function, base or Params(max_steps=60_000), min_trips=trips)
+    if adjust is not None:
+        params = adjust(params)
     runs: list[RunResult] = []
     analysis = DeadlockAnalysis(params, runs)
     favorable_ok = None
@@ -71,6 +74,11 @@ def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: 
             analysis.findings = _classify(result, arrivers, adversarial_only=bool(favorable_ok), gated=gated)
             return analysis
     return analysis
+
+
+def classify_run(result: RunResult, arrivers: dict[int, set[str]], gated=None) -> list[Finding]:
+    """Findings of a deadlocked run of the favorable schedule (an input point's run)."""
+    return _classify(result, arrivers, adversarial_only=False, gated=gated)
 
 
 def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only: bool, gated=None) -> list[Finding]:
