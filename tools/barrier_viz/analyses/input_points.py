@@ -117,6 +117,7 @@ class InputSearch:
     unreachable: list[str] = field(default_factory=list)  # boundaries no admitted input reaches
     observations: int = 0
     base: PointResult | None = None  # the main simulation's launch, with the boundaries it sits on
+    base_invalid: str = ""  # why the main simulation's launch is one the IR excludes ("" if admitted)
 
     def summary(self) -> dict:
         return {"targets": self.targets, "observations": self.observations,
@@ -155,6 +156,19 @@ def base_point(model: InputModel, params: Params) -> Point:
     grid = tuple((list(params.grid) + [params.num_programs] * 3)[:3])
     grid = tuple(max(g, p + 1) for g, p in zip(grid, pids))
     return Point(args, pids, grid)  # type: ignore[arg-type]
+
+
+def admissible(model: InputModel, params: Params) -> Params:
+    """The chosen simulation values moved to launches the IR admits: an argument with
+    `tt.divisibility = d` rounded up to a multiple of d."""
+    over = dict(params.arg_values)
+    changed = False
+    for a in model.args:
+        value = over.get(a.position, params.int_args)
+        if a.divisibility > 1 and value % a.divisibility:
+            over[a.position] = -(-value // a.divisibility) * a.divisibility
+            changed = True
+    return replace(params, arg_values=tuple(sorted(over.items()))) if changed else params
 
 
 def apply_launch(model: InputModel, params: Params, launch: Launch) -> Params:
@@ -393,6 +407,7 @@ def explore_inputs(analysis, params: Params, base_steps: int, *, fixed: set[tupl
     out.unreachable = [t.describe() for t in missed if t.want in ("zero", "then", "else")]
     names = {a.position: a.name for a in model.args}
     base_obs = observe(model, base)
+    out.base_invalid = "" if base_obs.valid else base_obs.why_invalid
     at_base = [t for t in targets if t.want in ("zero", "then", "else") and t.reached(base_obs)]
     out.base = PointResult(base, [t.describe(base_obs) for t in at_base], "", 0, names,
                            set().union(*(site_variables(t.site) for t in at_base)) if at_base else set(), launch="default")

@@ -204,7 +204,7 @@ class _Builder:
     def op(self, op: Operation, scope: _Scope, parent: Site | None, branch: int, depth: int) -> None:
         name = op.name
         operands = [scope.get(n) for n in op.operands]
-        for n in operands:
+        for n in operands if name != "ttg.warp_specialize" else ():  # a capture is no use
             if n.kind == "arg":
                 self.arg_uses.setdefault(n.index, set()).add(name)
         if id(op) in self.barrier_ops:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from .coverage import coverage_findings
 from .deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
-from .findings import Finding, Kind
-from .input_points import (InputSearch, Launch, PointResult, apply_launch, explore_inputs, model_of, name_input,
+from .findings import Finding, Kind, Severity
+from .input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, model_of, name_input,
                            simulate_launch)
 from .static_checks import static_findings
 
@@ -31,10 +31,11 @@ def check(analysis, simulate: bool = True, launch: Launch | None = None, input_p
     user: PointResult | None = None
     fn = analysis.sel.function
     if simulate and fn is not None:
+        model = model_of(analysis)
         adjust = None
-        if launch is not None:
-            model = model_of(analysis)
-            adjust = (lambda p: apply_launch(model, p, launch)) if model is not None else None
+        if model is not None:
+            adjust = (lambda p: apply_launch(model, admissible(model, p), launch)) if launch is not None else \
+                (lambda p: admissible(model, p))
         dyn = analyse_deadlocks(fn, analysis.arrivers, gated=analysis.arrival_gated, adjust=adjust)
         for f in dyn.findings:
             twin = next((s for s in found if _same_cause(s, f)), None)
@@ -52,7 +53,13 @@ def check(analysis, simulate: bool = True, launch: Launch | None = None, input_p
                 for f in point.findings:
                     if not any(s.kind == f.kind and set(s.lines) == set(f.lines) for s in found):
                         found.append(f)
-            if dyn.witness is not None and inputs.base is not None and inputs.base.reasons \
+            if dyn.witness is not None and inputs.base_invalid:
+                # The chosen launch breaks an assumption the IR states: no launch hangs that way.
+                for f in dyn.findings:
+                    f.severity = Severity.info
+                    f.message = (f"Not a verdict: the simulated launch is one the IR excludes ({inputs.base_invalid}). "
+                                 + f.message)
+            elif dyn.witness is not None and inputs.base is not None and inputs.base.reasons \
                     and any(p.outcome in ("completed", "covered") for p in inputs.points):
                 # The main launch hangs, another completes: the hang is the input's; say which.
                 for f in dyn.findings:
