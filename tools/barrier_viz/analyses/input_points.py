@@ -369,11 +369,7 @@ def _proposals(model: InputModel, t: Target, base: Point, fixed: set[tuple[str, 
         return
     consts = _constants(model, t)
     cands = [_candidates(v, model, consts, t.depth, base) for v in vars_]
-    combos = list(itertools.islice(itertools.product(*[range(len(c)) for c in cands]), 20_000))
-    # Fewest inputs changed first, then the smallest values: one input swept over its range
-    # before any pair, so the launch named in a finding differs from the default as little as it can.
-    combos.sort(key=lambda ranks: (sum(1 for r in ranks if r), max(ranks), sum(ranks), ranks))
-    for ranks in combos[:PER_TARGET]:
+    for ranks in itertools.islice(_rank_combos([len(c) for c in cands]), PER_TARGET):
         args = dict(base.args)
         pids, grid = list(base.pids), list(base.grid)
         for (kind, key), cand, r in zip(vars_, cands, ranks):
@@ -387,6 +383,26 @@ def _proposals(model: InputModel, t: Target, base: Point, fixed: set[tuple[str, 
             continue  # a program id at or beyond the program count the kernel reads
         grid = [max(g, p + 1) for g, p in zip(grid, pids)]
         yield Point(tuple(sorted(args.items())), tuple(pids), tuple(grid))  # type: ignore[arg-type]
+
+
+def _rank_combos(sizes: list[int]):
+    """Candidate ranks per input, fewest inputs changed from their first candidate first, then
+    the smallest values: one input swept over its range before any pair, so the launch named in
+    a finding differs from the others as little as it can. Lazy, and each batch small (pairs
+    and triples look at the first candidates only), so ordering never costs more than the search."""
+    n = len(sizes)
+    yield (0,) * n
+    for k in range(1, n + 1):
+        lim = {1: 1 << 30, 2: 12, 3: 6}.get(k, 4)
+        batch: list[tuple[int, ...]] = []
+        for idx in itertools.combinations(range(n), k):
+            for rs in itertools.product(*[range(1, min(sizes[i], lim)) for i in idx]):
+                r = [0] * n
+                for i, v in zip(idx, rs):
+                    r[i] = v
+                batch.append(tuple(r))
+        batch.sort(key=lambda t: (max(t), sum(t), t))
+        yield from batch
 
 
 def explore_inputs(analysis, params: Params, base_steps: int, *, fixed: set[tuple[str, int]] | None = None,
