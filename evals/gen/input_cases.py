@@ -10,12 +10,15 @@ with Meta AutoWS in /tmp/fbt-inputs):
 
 `generate.py cases --clean` removes every generated case; run `input_cases.py cases` after it.
 
-The mutation `unguard_peeled_wait`: the pipeliner peels a loop's first iteration and guards
+The mutations. `unguard_peeled_wait`: the pipeliner peels a loop's first iteration and guards
 the peeled wait with "the loop runs at least once" (`arith.cmpi` on the bounds). Dropping that
 predicate keeps the kernel correct for every launch where the loop runs, and hangs it where it
 does not (the last split of a split-K GEMM, the first query tile of the causal loop, a CTA with
 no tile): the waiter polls a phase that no producer iteration will ever complete. The default
-launch never shows it (its loops all run); an input point does.
+launch never shows it (its loops all run); an input point does. `release_under_flag`: a
+release in the loop that also holds an `scf.if` on a runtime flag is predicated on that flag,
+so the partition that tests the flag releases only when it is set while the acquiring partition
+always waits: a hang once the ring wraps with the flag off.
 """
 
 from __future__ import annotations
@@ -111,6 +114,39 @@ def unguard_peeled_wait(text: str):
     return None
 
 
+def release_under_flag(text: str):
+    """The release (an `arrive_barrier` predicated on a constant true) that sits in the same
+    loop body as an `scf.if` on a runtime flag, predicated on that flag instead: the releasing
+    partition tests the flag, the acquiring one does not. (line, text, condition, original)."""
+    sys.path.insert(0, str(REPO / "tools"))
+    from barrier_viz.ir.parse import parse_ir
+    from barrier_viz.analyses.trip_counts import build_model, render, variables
+
+    ir = parse_ir(text)
+    fn = ir.functions()[0]
+    model = build_model(fn, {id(o) for o in fn.walk() if o.name.startswith("ttng.")})
+    flags = {a.position for a in model.args if a.flag}
+    for site in model.sites:
+        if site.kind != "if" or not any(k == "arg" and v in flags for k, v in variables(site.cond)):
+            continue
+        block = site.op.block
+        if block is None or not any(a.name in ("scf.for", "scf.while") for a in site.op.ancestors()):
+            continue
+        cond = site.op.operands[0]
+        for op in block.operations[:block.operations.index(site.op)]:
+            pos = op.positional
+            if op.name != "ttng.arrive_barrier" or len(pos) < 2:
+                continue
+            lines = text.split("\n")
+            line = lines[op.line - 1]
+            old = f"{pos[0]}, 1, {pos[1]}"
+            if old not in line or not pos[1].startswith("%true"):
+                continue
+            lines[op.line - 1] = line.replace(old, f"{pos[0]}, 1, {cond}", 1)
+            return op.line, "\n".join(lines), render(site.cond), line.strip()
+    return None
+
+
 def cmd_cases(args) -> None:
     sys.path.insert(0, str(REPO / "tools"))
     from barrier_viz.evals.cases import write_case
@@ -128,16 +164,26 @@ def cmd_cases(args) -> None:
                          "the launch decides); clean at the default launch and at every input point tried.",
                    source=source)
         m = unguard_peeled_wait(text)
-        if m is None:
-            continue
-        line, mutated, cond, original = m
-        write_case(CASES / f"{base}.unguard_peeled_wait_L{line}", mutated, findings=[{"kind": "hang"}], absent=[],
-                   notes=f"mutation unguard_peeled_wait: the peeled wait at line {line} lost its predicate ({cond}), "
-                         "so it waits even when the loop it was peeled from runs no iteration and nothing fills "
-                         "the slot: a hang at the launches where the predicate is false, found by an input point.",
-                   source=dict(source, mutation={"operator": "unguard_peeled_wait", "line": line,
-                                                 "edit": "predicate operand removed", "original": original}))
-        print(f"{base}: base + unguard_peeled_wait_L{line}")
+        if m is not None:
+            line, mutated, cond, original = m
+            write_case(CASES / f"{base}.unguard_peeled_wait_L{line}", mutated, findings=[{"kind": "hang"}], absent=[],
+                       notes=f"mutation unguard_peeled_wait: the peeled wait at line {line} lost its predicate ({cond}), "
+                             "so it waits even when the loop it was peeled from runs no iteration and nothing fills "
+                             "the slot: a hang at the launches where the predicate is false, found by an input point.",
+                       source=dict(source, mutation={"operator": "unguard_peeled_wait", "line": line,
+                                                     "edit": "predicate operand removed", "original": original}))
+            print(f"{base}: unguard_peeled_wait_L{line}")
+        m = release_under_flag(text)
+        if m is not None:
+            line, mutated, cond, original = m
+            write_case(CASES / f"{base}.release_under_flag_L{line}", mutated, findings=[{"kind": "hang"}], absent=[],
+                       notes=f"mutation release_under_flag: the release at line {line} is predicated on the runtime "
+                             f"flag ({cond}) while its acquirer waits unconditionally: with the flag off, once the "
+                             "ring has wrapped the acquirer waits for a release that never comes (an input point).",
+                       source=dict(source, mutation={"operator": "release_under_flag", "line": line,
+                                                     "edit": "predicate true replaced by the flag's condition",
+                                                     "original": original}))
+            print(f"{base}: release_under_flag_L{line}")
 
 
 def main() -> None:

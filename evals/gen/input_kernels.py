@@ -5,7 +5,7 @@ constexprs (`KERNELS`); `input_cases.py` compiles them on the CPU and writes eva
 kernel has a loop whose trip count or a condition whose side the arguments and program ids
 decide: the last split of a split-K GEMM, a CTA of a persistent GEMM with no tile, the
 off-diagonal blocks of a causal attention-like loop (none for the first query tile), a runtime
-flag that adds a second operand to the K loop.
+flag that adds a bias load to a persistent GEMM's epilogue.
 """
 
 from __future__ import annotations
@@ -96,27 +96,29 @@ def gemm_persistent_few(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.c
 
 
 @triton.jit
-def gemm_flag_dual(a_ptr, b_ptr, b2_ptr, c_ptr, M, N, K, USE_B2, BM: tl.constexpr, BN: tl.constexpr,
-                   BK: tl.constexpr):
-    """C = A B^T (+ A B2^T when the runtime flag USE_B2 is set): the second operand's loads and
-    MMA sit under an scf.if on an argument."""
+def gemm_persistent_flag(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, HAS_BIAS, BM: tl.constexpr, BN: tl.constexpr,
+                         BK: tl.constexpr):
+    """Persistent GEMM with a runtime-flag epilogue: when HAS_BIAS is set the epilogue loads a
+    bias tile (a TMA copy with its own barrier, under an scf.if on the argument)."""
     pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
     tiles_n = tl.cdiv(N, BN)
-    row = (pid // tiles_n) * BM
-    col = (pid % tiles_n) * BN
+    tiles = tl.cdiv(M, BM) * tiles_n
     a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
     b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
-    b2_desc = tl.make_tensor_descriptor(b2_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
     c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for kk in tl.range(0, tl.cdiv(K, BK), warp_specialize=True):
-        a = a_desc.load([row, kk * BK])
-        b = b_desc.load([col, kk * BK])
-        acc = tl.dot(a, b.T, acc)
-        if USE_B2 != 0:
-            b2 = b2_desc.load([col, kk * BK])
-            acc = tl.dot(a, b2.T, acc)
-    c_desc.store([row, col], acc.to(tl.float16))
+    bias_desc = tl.make_tensor_descriptor(bias_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    for tile in tl.range(pid, tiles, nprog, flatten=False, warp_specialize=True):
+        row = (tile // tiles_n) * BM
+        col = (tile % tiles_n) * BN
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for kk in range(tl.cdiv(K, BK)):
+            a = a_desc.load([row, kk * BK])
+            b = b_desc.load([col, kk * BK])
+            acc = tl.dot(a, b.T, acc)
+        if HAS_BIAS != 0:
+            acc = acc + bias_desc.load([row, col]).to(tl.float32)
+        c_desc.store([row, col], acc.to(tl.float16))
 
 
 GEMM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
@@ -127,7 +129,7 @@ KERNELS: dict[str, tuple] = {
     "gemm_splitk": (gemm_splitk, GEMM_SIG, [{"BM": 128, "BN": 128, "BK": 64, "SPLIT_K": 4}]),
     "attn_causal_offdiag": (attn_causal_offdiag, ATTN_SIG, [{"D": 64, "BM": 128, "BN": 64}]),
     "gemm_persistent_few": (gemm_persistent_few, GEMM_SIG, [{"BM": 128, "BN": 128, "BK": 64}]),
-    "gemm_flag_dual": (gemm_flag_dual, {"a_ptr": "*fp16", "b_ptr": "*fp16", "b2_ptr": "*fp16", "c_ptr": "*fp16",
-                                        "M": "i32", "N": "i32", "K": "i32", "USE_B2": "i32"},
-                       [{"BM": 128, "BN": 128, "BK": 64}]),
+    "gemm_persistent_flag": (gemm_persistent_flag, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16",
+                                                    "bias_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+                                                    "HAS_BIAS": "i32"}, [{"BM": 128, "BN": 128, "BK": 64}]),
 }

@@ -55,10 +55,14 @@ class Target:
     want: str  # "zero" | "one" | "ragged" | "then" | "else"
     depth: int = 1
     partition: str = "main"
+    wraps: Site | None = None  # a condition's enclosing loop that must also wrap its ring
 
     def reached(self, obs: Observation) -> bool:
         if self.want in ("then", "else"):
-            return (0 if self.want == "then" else 1) in obs.branches.get(id(self.site), set())
+            side = (0 if self.want == "then" else 1) in obs.branches.get(id(self.site), set())
+            if not side or self.wraps is None:
+                return side
+            return any(t is not None and t > self.depth for t in obs.trips.get(id(self.wraps), []))
         trips = [t for t in obs.trips.get(id(self.site), []) if t is not None]
         if self.want == "zero":
             return 0 in trips
@@ -70,10 +74,12 @@ class Target:
         s = self.site
         where = f"line {s.op.line} ({self.partition})"
         if self.want in ("then", "else"):
+            wrap = "" if self.wraps is None else (f" while the loop at line {self.wraps.op.line} wraps its "
+                                                  f"{self.depth}-slot ring")
             if s.kind == "pred":
                 side = "true" if self.want == "then" else "false"
-                return f"the predicate of {s.op.name} at {where} is {side} ({render(s.cond)})"
-            return f"the scf.if at {where} takes its {self.want} branch ({render(s.cond)})"
+                return f"the predicate of {s.op.name} at {where} is {side} ({render(s.cond)}){wrap}"
+            return f"the scf.if at {where} takes its {self.want} branch ({render(s.cond)}){wrap}"
         count = f"trip count {render_trips(s)}" if s.kind == "for" else "a while loop"
         if self.want == "zero":
             return f"the loop at {where} runs no iteration ({count})"
@@ -232,7 +238,7 @@ def _int(text: str, what: str) -> int:
 def targets_of(model: InputModel, analysis) -> list[Target]:
     """Every boundary worth a launch, most telling first: empty loops, then both sides of each
     runtime condition, then single-iteration loops, then ring-ragged trip counts."""
-    zero, sides, one, ragged = [], [], [], []
+    zero, sides, one, ragged, wrapped = [], [], [], [], []
     seen_conds: set[str] = set()
     for s in model.sites:
         if not s.barrier or not site_variables(s):
@@ -253,7 +259,18 @@ def targets_of(model: InputModel, analysis) -> list[Target]:
                 continue
             seen_conds.add(key)
             sides += [Target(s, "then", partition=part), Target(s, "else", partition=part)]
-    return zero + sides + one + ragged
+            loop = s.parent
+            while loop is not None and loop.kind not in ("for", "while"):
+                loop = loop.parent
+            depth = max((_ring_depth(o, analysis) for o in _partition_loops(loop)), default=1) if loop else 1
+            if depth > 1:  # the side that skips an arrival shows only once the ring has wrapped
+                wrapped += [Target(s, w, depth, part, wraps=loop) for w in ("then", "else")]
+    return zero + sides + wrapped + one + ragged
+
+
+def _partition_loops(site: Site | None) -> list[Operation]:
+    """The loop op of `site` and every loop nested in it (their rings wrap together)."""
+    return [o for o in site.op.walk() if o.name in ("scf.for", "scf.while")] if site is not None else []
 
 
 def _ring_depth(loop: Operation, analysis) -> int:
@@ -310,12 +327,16 @@ def _candidates(var: tuple[str, int], model: InputModel, consts: list[int], dept
     vals = {d, 2 * d, base_value} if base_value is not None else {d, 2 * d}
     if arg.flag:
         vals |= {0, 2}
-    # Multiples of the block sizes the IR divides by (and of products of two, for splits of a
-    # tile count), one unit of divisibility either side: empty, single, full and ragged tiles.
-    scales = sorted({c for c in consts} | {a * b for a in consts for b in consts if a * b <= 1 << 16})
+    # Multiples of the block sizes the IR divides by (and of a block times a small constant: a
+    # split count, a ring depth), exact and one unit of divisibility more: empty, single, full
+    # and ragged tiles. A constant one below another is a ceil-division's addend, not a size.
+    sizes = [c for c in consts if c - 1 not in consts or c + 1 not in consts]
+    blocks = [c for c in sizes if c >= 8 and c + 1 not in consts]
+    smalls = [c for c in sizes if c < 8]
+    scales = sorted(set(blocks) | {b * k for b in blocks for k in smalls})
     for c in scales:
         for j in range(1, max(3, depth + 2) + 1):
-            vals |= {c * j, c * j + d, c * j - d}
+            vals |= {c * j, c * j + d}
     low = 0 if arg.flag else 2
     # Never 1: Triton compiles a launch whose integer argument is 1 as a constant (another IR).
     out = sorted(v for v in vals if v is not None and v != 1 and low <= v <= MAX_VALUE
