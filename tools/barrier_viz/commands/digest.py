@@ -391,6 +391,11 @@ def _findings(doc: dict[str, Any]) -> list[str]:
     sim = doc.get("simulation")
     if sim:
         rows.append(f"simulation (int args = {sim.get('int_args')}): " + ", ".join(f"{r['policy']} {r['outcome']}" for r in sim.get("runs", [])))
+    ip = doc.get("input_points") or {}
+    if ip.get("launch"):
+        rows.append(f"your launch ({ip['launch']['input']}): {ip['launch']['outcome']}")
+    if ip.get("points"):
+        rows.append("input points: " + "; ".join(f"{p['input']} {p['outcome']}" for p in ip["points"]))
     return rows
 
 
