@@ -260,3 +260,14 @@ def test_same_input_same_bytes(tmp_path):
     path.write_text(bad)
     outs = {run_cli("check", str(path), "--format", "json").stdout for _ in range(2)}
     assert len(outs) == 1
+
+
+def test_report_and_digest_list_the_points(tmp_path):
+    producer = SPLITK + "\n" + ring_loop("producer", "%c0", "%n")
+    path = tmp_path / "k.ttgir"
+    path.write_text(kernel(SPLITK, producer, SPLITK + "\n" + peeled_consumer("%has", "%n")))
+    compact = run_cli("report", str(path), "--format", "compact").stdout
+    line = next(x for x in compact.splitlines() if x.startswith("input points: "))
+    assert "pid_y=" in line and "completed" in line
+    md = run_cli("report", str(path)).stdout
+    assert "Input points (boundary launches" in md and "runs no iteration" in md
