@@ -100,6 +100,7 @@ class PointResult:
     shown: set[tuple[str, int]]
     findings: list = field(default_factory=list)
     launch: str = "boundary"  # "boundary" (searched) or "user"
+    obs: Observation | None = field(default=None, repr=False)
 
     def assignment(self, full: bool = False) -> str:
         parts = [f"{self.names[pos]}={v}" for pos, v in self.point.args
@@ -124,6 +125,19 @@ class InputSearch:
     observations: int = 0
     base: PointResult | None = None  # the main simulation's launch, with the boundaries it sits on
     base_invalid: str = ""  # why the main simulation's launch is one the IR excludes ("" if admitted)
+    base_targets: list = field(default_factory=list)  # boundaries the main launch sits on
+
+    def base_cause(self) -> PointResult | None:
+        """When the main launch hangs: a boundary it sits on whose other side a completed point
+        shows (the loop runs there, or the condition goes the other way, and the kernel
+        completes), as the launch to name; None when no point shows one."""
+        if self.base is None:
+            return None
+        done = [p for p in self.points if p.outcome in ("completed", "covered") and p.obs is not None]
+        for t in self.base_targets:
+            if any(_opposite(t, p.obs) for p in done):
+                return replace(self.base, reasons=[t.describe(self.base.obs)], shown=site_variables(t.site))
+        return None
 
     def summary(self) -> dict:
         return {"targets": self.targets, "observations": self.observations,
@@ -271,6 +285,13 @@ def targets_of(model: InputModel, analysis) -> list[Target]:
 def _partition_loops(site: Site | None) -> list[Operation]:
     """The loop op of `site` and every loop nested in it (their rings wrap together)."""
     return [o for o in site.op.walk() if o.name in ("scf.for", "scf.while")] if site is not None else []
+
+
+def _opposite(t: Target, obs: Observation) -> bool:
+    """Does `obs` show the other side of boundary `t` (reached, not merely avoided)?"""
+    if t.want in ("then", "else"):
+        return (1 if t.want == "then" else 0) in obs.branches.get(id(t.site), set())
+    return any(n is not None and n > 0 for n in obs.trips.get(id(t.site), []))
 
 
 def _ring_depth(loop: Operation, analysis) -> int:
@@ -446,8 +467,8 @@ def explore_inputs(analysis, params: Params, base_steps: int, *, fixed: set[tupl
     base_obs = observe(model, base)
     out.base_invalid = "" if base_obs.valid else base_obs.why_invalid
     at_base = [t for t in targets if t.want in ("zero", "then", "else") and t.reached(base_obs)]
-    out.base = PointResult(base, [t.describe(base_obs) for t in at_base], "", 0, names,
-                           set().union(*(site_variables(t.site) for t in at_base)) if at_base else set(), launch="default")
+    out.base = PointResult(base, [], "", 0, names, set(), launch="default", obs=base_obs)
+    out.base_targets = at_base
     budget = max(base_steps, MIN_STEP_BUDGET)
     fn = analysis.sel.function
     for point, ts, obs in chosen:
@@ -460,7 +481,7 @@ def explore_inputs(analysis, params: Params, base_steps: int, *, fixed: set[tupl
                     max_steps=min(params.max_steps, budget))
         result = run(fn, p, "favorable")
         budget -= result.steps
-        pr = PointResult(point, reasons, result.outcome, result.steps, names, shown)
+        pr = PointResult(point, reasons, result.outcome, result.steps, names, shown, obs=obs)
         if result.deadlocked and classify is not None:
             pr.findings = [name_input(f, pr) for f in classify(result)]
         out.points.append(pr)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from .coverage import coverage_findings
 from .deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
 from .findings import Finding, Kind, Severity
-from .input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, model_of, name_input,
-                           simulate_launch)
+from .input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, model_of,
+                           name_input, simulate_launch)
 from .static_checks import static_findings
 
 
@@ -61,11 +61,12 @@ def check(analysis, simulate: bool = True, launch: Launch | None = None, input_p
                     f.severity = Severity.info
                     f.message = (f"Not a verdict: the simulated launch is one the IR excludes ({inputs.base_invalid}). "
                                  + f.message)
-            elif dyn.witness is not None and inputs.base is not None and inputs.base.reasons \
-                    and any(p.outcome in ("completed", "covered") for p in inputs.points):
-                # The main launch hangs, another completes: the hang is the input's; say which.
+            elif dyn.witness is not None and inputs.base_cause() is not None:
+                # The main launch hangs on a boundary that a completing launch is not on: the
+                # hang is the input's; say which.
+                cause = inputs.base_cause()
                 for f in dyn.findings:
-                    name_input(f, inputs.base)
+                    name_input(f, cause)
     found.sort(key=Finding.sort_key)
     return CheckResult(found, dyn, inputs, user)
 
