@@ -355,19 +355,30 @@ def check_cmd(
     func: FuncOpt = None,
     format: FormatOpt = Format.text,
     no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernel's barrier program.")] = False,
+    args: Annotated[Optional[str], typer.Option("--args", help="Simulate your launch: integer argument values, e.g. K=4096,N_CTX=77.")] = None,
+    pid: Annotated[Optional[str], typer.Option("--pid", help="Program id of the simulated CTA: X[,Y[,Z]].")] = None,
+    grid: Annotated[Optional[str], typer.Option("--grid", help="Programs per axis of your launch: X[,Y[,Z]].")] = None,
+    no_input_points: Annotated[bool, typer.Option("--no-input-points", help="Do not search and simulate boundary launches (empty loops, ragged rings, both sides of runtime conditions).")] = False,
     strict: StrictOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Findings by the mbarrier phase model: deadlocks (with a witness schedule), races, bad
-    phases, expect-byte mismatches. Exit 1 when any finding is an error."""
+    phases, expect-byte mismatches, and hangs at boundary launches (named by their input).
+    Exit 1 when any finding is an error."""
 
     def body() -> int:
+        from .analyses.input_points import LaunchError, parse_launch
         from .commands.check_cmd import check_document, render_check_text
         from .session import select
 
+        try:
+            launch = parse_launch(args, pid, grid) if (args or pid or grid) else None
+        except LaunchError as exc:
+            raise typer.BadParameter(str(exc)) from None
         sel = select(input, unit, func, require_function=True)
         warnings = _report_warnings(sel, strict)
-        doc, result = check_document(sel, warnings=warnings, simulate=not no_simulate)
+        doc, result = check_document(sel, warnings=warnings, simulate=not no_simulate, launch=launch,
+                                     input_points=not no_input_points)
         _emit(sel, doc, format, render_check_text)
         return 1 if result.has_errors else 0
 

@@ -61,17 +61,20 @@ class DeadlockAnalysis:
 
 
 def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: Params | None = None,
-                      gated=None, budget: Budget | None = None) -> DeadlockAnalysis:
+                      gated=None, budget: Budget | None = None, adjust=None) -> DeadlockAnalysis:
     """Run every scheduling policy; turn the first deadlock into findings.
 
     `arrivers` maps id(allocation op) to the partitions that arrive on it anywhere in the IR
     (any mechanism): a barrier with none has no producer. `gated(line, partition)` says whether
     the arrival at `line` is preceded, in its iteration, by a wait on a barrier that `partition`
-    arrives on (the backward edge that keeps a producer at most one phase ahead)."""
+    arrives on (the backward edge that keeps a producer at most one phase ahead). `adjust(params)`
+    replaces chosen values with the user's own launch (`check --args/--pid`)."""
     budget = budget or Budget()
     trips = default_trips(function)
     # Choosing the bounds may use part of the budget; the schedules share the rest.
     params = choose_params(function, base or Params(max_steps=60_000), min_trips=trips, deadline=budget.share(0.5))
+    if adjust is not None:
+        params = adjust(params)
     runs: list[RunResult] = []
     analysis = DeadlockAnalysis(params, runs, budget=budget)
     favorable_ok = None
@@ -117,6 +120,11 @@ def _unmodelled(result: RunResult) -> str:
             return (f"{b.thread.name} blocks at line {b.line} on {_barrier_name(b)}, which "
                     f"{b.wait.slot.unmodelled} also uses and the interpreter does not model: no verdict on it")
     return ""
+
+
+def classify_run(result: RunResult, arrivers: dict[int, set[str]], gated=None) -> list[Finding]:
+    """Findings of a deadlocked run of the favorable schedule (an input point's run)."""
+    return _classify(result, arrivers, adversarial_only=False, gated=gated)
 
 
 def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only: bool, gated=None) -> list[Finding]:

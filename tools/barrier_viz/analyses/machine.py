@@ -196,6 +196,14 @@ class Params:
     track_races: bool = False
     arg_values: tuple[tuple[int, int], ...] = ()  # (argument position, value) overriding int_args
     max_ops: int = 3_000_000  # operations executed (visible or not) before a run stops
+    program_ids: tuple[int, ...] = ()  # per axis (x, y, z), overriding program_id
+    grid: tuple[int, ...] = ()  # programs per axis, overriding num_programs
+
+    def axis_value(self, op: Operation, counts: bool) -> int:
+        """`tt.get_program_id` / `tt.get_num_programs` of the axis `op` names."""
+        axis = next(({"x": 0, "y": 1, "z": 2}[w] for w in (*op.keywords, *op.literals) if w in ("x", "y", "z")), 0)
+        per_axis = self.grid if counts else self.program_ids
+        return per_axis[axis] if axis < len(per_axis) else (self.num_programs if counts else self.program_id)
 
 
 @dataclass
@@ -861,11 +869,12 @@ def _h_if(m: Machine, op: Operation, env, who, it):
 
 
 def _h_program_id(m: Machine, op: Operation, env, who, it):
-    env[op.results[0]] = m.params.program_id
+def _h_program_id(m: Machine, op: Operation, env, who, it):
+    env[op.results[0]] = m.params.axis_value(op, counts=False)
 
 
 def _h_num_programs(m: Machine, op: Operation, env, who, it):
-    env[op.results[0]] = m.params.num_programs
+    env[op.results[0]] = m.params.axis_value(op, counts=True)
 
 
 def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
@@ -1139,3 +1148,29 @@ _ARITH = {
     "maxui": lambda a, w, sw, op: max(_u(a[0], w), _u(a[1], w)),
     "minui": lambda a, w, sw, op: min(_u(a[0], w), _u(a[1], w)),
 }
+
+
+# -- for other analyses: the same integer semantics ------------------------------------------------
+def arith_value(op: Operation, args: list[int]) -> int | None:
+    """The value `op` (an `arith.*` op) computes from concrete operands, exactly as a run does:
+    `trip_counts` evaluates loop bounds with it, so its trip counts are the simulation's."""
+    name = op.name[6:]
+    width = _width(op.result_types[0] if op.result_types else None)
+    if name == "constant":
+        return _constant(op)
+    if not args or any(a is None for a in args):
+        return None
+    src_width = _width(op.types[0]) if op.types else width
+    try:
+        result = _ARITH.get(name, _unknown)(args, width, src_width, op)
+    except (ZeroDivisionError, ValueError, TypeError, IndexError):
+        return None
+    return _wrap(result, width) if isinstance(result, int) else None
+
+
+def int_width(type_: str | None) -> int | None:
+    return _width(type_)
+
+
+def wrap_int(v: int, width: int | None) -> int:
+    return _wrap(v, width)

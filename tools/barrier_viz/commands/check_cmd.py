@@ -7,7 +7,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..analyses.findings import Finding
+from ..analyses.input_points import Launch, LaunchError
 from ..analyses.verdicts import CheckResult, check
+from ..errors import InputError
 from ..analysis import Analysis
 from ..render.console import print_lines
 from ..schemas import InputRef
@@ -28,17 +30,23 @@ class CheckDoc(BaseModel):
     summary: CheckSummary
     findings: list[Finding]
     simulation: dict[str, Any] | None = None
+    input_points: dict[str, Any] | None = None  # boundary launches simulated, and the user's own (--args)
     warnings: list[str] = []
 
 
-def check_document(sel: Selection, *, warnings: list[str] | None = None, simulate: bool = True) -> tuple[CheckDoc, CheckResult]:
-    result = check(Analysis(sel), simulate=simulate)
+def check_document(sel: Selection, *, warnings: list[str] | None = None, simulate: bool = True,
+                   launch: Launch | None = None, input_points: bool = True) -> tuple[CheckDoc, CheckResult]:
+    try:
+        result = check(Analysis(sel), simulate=simulate, launch=launch, input_points=input_points)
+    except LaunchError as exc:
+        raise InputError(sel.inputs.display, str(exc)) from None
     count = lambda s: sum(1 for f in result.findings if f.severity.value == s)  # noqa: E731
     doc = CheckDoc(
         input=InputRef(**sel.input_ref()),
         summary=CheckSummary(errors=count("error"), warnings=count("warning"), infos=count("info")),
         findings=result.findings,
         simulation=result.deadlocks.summary() if result.deadlocks else None,
+        input_points=_inputs_summary(result),
         warnings=warnings or [],
     )
     return doc, result
@@ -74,6 +82,16 @@ def explore_note(simulated: bool) -> str:
               "happens-before race tracking) and can report race pairs that check does not")
 
 
+def _inputs_summary(result: CheckResult) -> dict[str, Any] | None:
+    if result.inputs is None and result.launch is None:
+        return None
+    out = result.inputs.summary() if result.inputs is not None else {"targets": 0, "observations": 0, "points": [],
+                                                                       "unreachable": []}
+    if result.launch is not None:
+        out["launch"] = result.launch.as_dict()
+    return out
+
+
 def render_check_text(doc: CheckDoc) -> None:
     out: list[str] = []
     s = doc.summary
@@ -98,5 +116,16 @@ def render_check_text(doc: CheckDoc) -> None:
             out.append(f"  suggestion: {f.suggestion}")
     if doc.simulation:
         out.append(f"\nsimulation (integer arguments = {doc.simulation['int_args']}): {simulation_runs(doc.simulation)}")
+    ip = doc.input_points
+    if ip:
+        if ip.get("launch"):
+            out.append(f"your launch ({ip['launch']['input']}): {ip['launch']['outcome']}")
+        if ip["points"]:
+            out.append(f"input points ({len(ip['points'])} of {ip['targets']} boundaries' launches):")
+        for p in ip["points"]:
+            found = f" -> {', '.join(p['findings'])}" if p["findings"] else ""
+            out.append(f"  {p['input']}: {p['outcome']}{found}")
+            for r in p["reasons"]:
+                out.append(f"    {r}")
     out.append(f"note: {explore_note(bool(doc.simulation))}")
     print_lines(out)

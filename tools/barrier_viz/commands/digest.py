@@ -409,6 +409,11 @@ def _findings(doc: dict[str, Any]) -> list[str]:
         from .check_cmd import simulation_runs
 
         rows.append(f"simulation (int args = {sim.get('int_args')}): " + simulation_runs(sim, sep=" "))
+    ip = doc.get("input_points") or {}
+    if ip.get("launch"):
+        rows.append(f"your launch ({ip['launch']['input']}): {ip['launch']['outcome']}")
+    if ip.get("points"):
+        rows.append("input points: " + "; ".join(f"{p['input']} {p['outcome']}" for p in ip["points"]))
     rows.append("scope: static rules" + (" + the schedules above" if sim else "") + "; `explore` looks further "
                 "(starved partitions, random schedules, happens-before races) and can add race pairs")
     return rows

@@ -41,6 +41,7 @@ class ReportDoc(BaseModel):
     coverage: dict[str, Any]
     findings: list[Finding]
     simulation: dict[str, Any] | None = None
+    input_points: dict[str, Any] | None = None  # boundary launches simulated (check's input_points)
     warnings: list[str] = []
 
 
@@ -105,6 +106,7 @@ class Report:
             summary={"errors": s.errors, "warnings": s.warnings, "infos": s.infos},
             findings=self.findings,
             simulation=self.check_doc.simulation,
+            input_points=self.check_doc.input_points,
             warnings=self.warnings,
             **{key: payload(doc) for key, doc in self.docs.items()},
         )
@@ -152,6 +154,15 @@ class Report:
             from .check_cmd import simulation_runs
 
             lines += [f"Simulation (integer kernel arguments = {sim['int_args']}): {simulation_runs(sim)}.", ""]
+        ip = self.check_doc.input_points or {}
+        if ip.get("launch"):
+            lines += [f"Your launch ({ip['launch']['input']}): {ip['launch']['outcome']}.", ""]
+        if ip.get("points"):
+            lines += ["Input points (boundary launches, each run to the end in the favorable schedule):", ""]
+            for p in ip["points"]:
+                found = f", {', '.join(p['findings'])}" if p["findings"] else ""
+                lines.append(f"- {p['input']}: {p['outcome']}{found} ({'; '.join(p['reasons'][:2])})")
+            lines.append("")
         from .check_cmd import explore_note
 
         lines += [f"Scope: {explore_note(bool(sim))}.", ""]
