@@ -421,9 +421,7 @@ def graph(
             if fmt == "ascii":  # a diagram of text lines: wrap at the terminal width like every text output
                 from .render.console import print_lines
 
-                print_lines(text.rstrip("
-").split("
-"))
+                print_lines(text.rstrip("\n").split("\n"))
             else:
                 sys.stdout.write(text)
 
