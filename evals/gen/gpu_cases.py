@@ -31,6 +31,22 @@ sys.path.insert(0, str(REPO / "tools"))
 PREFIX = "gpu-h200"
 
 
+def _limits(spec: str) -> int | dict[str, int]:
+    """`--per-operator N` (every operator) or `N,op=M,...` (N for the unnamed ones)."""
+    from barrier_viz.evals.mutate import OPERATORS
+
+    head, *rest = spec.split(",")
+    if not rest:
+        return int(head)
+    limits = {name: int(head) for name in OPERATORS}
+    for item in rest:
+        name, _, n = item.partition("=")
+        if name not in OPERATORS:
+            raise SystemExit(f"gpu_cases.py: unknown operator {name!r}")
+        limits[name] = int(n)
+    return limits
+
+
 def cmd_mutants(args: argparse.Namespace) -> None:
     from barrier_viz.evals.mutate import mutants
 
@@ -42,7 +58,8 @@ def cmd_mutants(args: argparse.Namespace) -> None:
     for name, base in data["bases"].items():
         # A base that computes a wrong result still tells hang from completion; one that did not
         # compile or is not warp-specialized is of no use.
-        if base["result"] not in ("ok", "wrong") or "ttg.warp_specialize" not in base["ttgir"]:
+        # ("compiled": TTGIR compiled here by gluon_compile.py; the device observes the base first.)
+        if base["result"] not in ("ok", "wrong", "compiled") or "ttg.warp_specialize" not in base["ttgir"]:
             print(f"{name}: skipped (base {base['result']})")
             continue
         d = work / name
@@ -50,7 +67,7 @@ def cmd_mutants(args: argparse.Namespace) -> None:
         (d / "base.ttgir").write_text(base["ttgir"])
         (d / "probe.json").write_text(json.dumps(base["config"]))
         info = {"meta": data.get("meta", {})}
-        for m in mutants(base["ttgir"], limit_per_operator=args.per_operator):
+        for m in mutants(base["ttgir"], limit_per_operator=_limits(args.per_operator)):
             (d / f"{m.name}.ttgir").write_text(m.text)
             info[m.name] = {"operator": m.operator, "findings": m.findings, "absent": m.absent, "why": m.why,
                             "mutation": m.describe()}
@@ -115,7 +132,7 @@ def main() -> None:
     a = sub.add_parser("mutants")
     a.add_argument("bases")
     a.add_argument("--work", default=str(HERE / "gpu_work"))
-    a.add_argument("--per-operator", type=int, default=2)
+    a.add_argument("--per-operator", default="2", help="N, or N,operator=M,... (see _limits)")
     a.set_defaults(func=cmd_mutants)
     c = sub.add_parser("cases")
     c.add_argument("results")

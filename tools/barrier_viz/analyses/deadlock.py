@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir.model import Operation
+from ..facts.barriers import constant_value
 from .findings import Finding, Kind, Severity, finding
 from .machine import Params
 from .schedule import POLICIES, Blocked, RunResult, choose_params, default_trips, run
@@ -110,7 +111,8 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
             suggestion="Remove the duplicated arrive: one completion per use.")]
     for b in blocked:
         slot = b.wait.slot
-        reason = _cadence_problem(b, threads, arrivers.get(id(slot.ref.alloc), set()))
+        reason = _cadence_problem(b, threads, arrivers.get(id(slot.ref.alloc), set()),
+                                  _pre_completions(slot, result.machine.function if result.machine else None))
         if reason is None:
             continue
         if reason.startswith("overrun"):
@@ -165,9 +167,33 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
                    "starts pre-inverted, the consumer's wait does not).")]
 
 
-def _cadence_problem(b: Blocked, threads, arrivers: set[str]) -> str | None:
+def _pre_completions(slot, function: Operation | None) -> int:
+    """Phases of `slot` completed before any partition starts: arrivals in the function body
+    itself, outside loops and partitions (a hand-written kernel pre-arrives its empty barriers so
+    that its producers start on parity 0). They are the slot's initial state, not releases that
+    ran ahead of anyone."""
+    body = function.regions[0].blocks[0].operations if function is not None and function.regions \
+        and function.regions[0].blocks else []
+    defs = {r: op for op in body for r in op.results}
+    alloc = slot.ref.alloc.results[0] if slot.ref.alloc.results else None
+    n = 0
+    for op in body:
+        if op.name != "ttng.arrive_barrier" or not op.operands:
+            continue
+        view, indices = op.operands[0], ()
+        d = defs.get(view)
+        if d is not None and d.name == "ttg.memdesc_index" and len(d.operands) == 2:
+            view, indices = d.operands[0], (constant_value(defs.get(d.operands[1])),)
+        if view == alloc and indices == slot.ref.indices:
+            count = next((int(t) for t in op.literals if t.isdigit()), 1)
+            n += count
+    return n // slot.count if slot.count else 0
+
+
+def _cadence_problem(b: Blocked, threads, arrivers: set[str], pre: int = 0) -> str | None:
     """Why the awaited slot cannot produce the phase this wait needs, if the reason is the rate
-    of completions rather than the order of arrivals; None otherwise."""
+    of completions rather than the order of arrivals; None otherwise. `pre` phases were
+    completed before the partitions started (pre-arrivals): they do not count as an overrun."""
     slot = b.wait.slot
     if slot.anomalies:
         return slot.anomalies[0]
@@ -179,7 +205,7 @@ def _cadence_problem(b: Blocked, threads, arrivers: set[str]) -> str | None:
     # observed. A producer's acquire is pre-inverted (first parity 1): n + 1 already is.
     passed = slot.passes.get(b.thread.index, 0)
     ahead = 1 if _first_parity(b) == 0 else 0
-    if slot.completions >= passed + ahead + 1:
+    if slot.completions - pre >= passed + ahead + 1:
         return (f"overrun: the slot completed {slot.completions} phases while this partition passed {passed} "
                 "wait(s) on it, so the parity it polls came back before it looked")
     came = {threads[i].name for i in slot.phase_arrivers if i < len(threads)}
