@@ -47,6 +47,9 @@ def static_findings(analysis) -> list[Finding]:
     out += expect_mismatches(analysis)
     out += tma_channel_races(analysis)
     out += same_partition_channels(analysis)
+    from .early_release import early_releases  # its own module; it reuses the helpers below
+
+    out += early_releases(analysis)
     return out
 
 
