@@ -122,3 +122,14 @@ def test_family_and_error_expectations():
     assert not score_case(Case("c", Path("x"), findings=[{"kind": "error"}]), [warn]).passed
     # a run that faulted is no known-good input, whatever its absent list says
     assert not Case("c", Path("x"), absent=["deadlock.*"], truth="fault").known_good
+
+
+def test_consumer_first_wait_on_parity_one_is_a_race(tmp_path):
+    """A flipped data wait polls parity 1 first, which a fresh barrier satisfies at once: the
+    consumer reads before the TMA data lands (the H200 computed wrong values for gemm_2c, and hung
+    for rowstats). Whatever the schedule does next, the early read is reported as a race."""
+    for kernel in ("gemm_2c", "rowstats"):
+        ms = [m for m in mutants(_base(kernel), operators=["flip_parity"]) if m.extra["wait_kind"] == "data"]
+        assert ms
+        for m in ms:
+            assert "race.unsynchronized_read" in _errors(_check(tmp_path, m.text)), m.name

@@ -148,7 +148,8 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
             f"{b.thread.name} blocks at line {b.line} on {_barrier_name(b)}: {reason}.",
             lines=sorted(set(lines) | _arrive_lines(slot) | ({slot.init_line} if slot.init_line else set())), partitions=parts, barrier=_barrier_name(b),
             evidence={**witness, "cause": reason},
-            suggestion="Make the arrivals per use match the barrier's init count and expected bytes, one completion per use.")]
+            suggestion="Make the arrivals per use match the barrier's init count and expected bytes, one completion per use.")
+        ] + _early_pass(b, threads, reason, witness)
     # Condition 3: every needed arrival is held behind a blocked wait.
     # The root: the partition that got stuck earliest in its own program (smallest iteration).
     root = min(blocked, key=lambda b: (b.wait.iteration, b.thread.index))
@@ -228,6 +229,27 @@ def _completed_twice(slot, ops_by_line: dict | None = None) -> bool:
             if x is not None and y is not None and x.name == y.name and x.operands == y.operands:
                 return True
     return False
+
+
+def _early_pass(b: Blocked, threads, reason: str, witness: dict) -> list[Finding]:
+    """The race behind an overrun of a data consumer whose first wait polls parity 1: a fresh
+    barrier satisfies that at once, so the consumer read its first slot before the TMA data
+    landed and stays a phase behind (the hang is one outcome; on the H200 such a kernel also
+    completed with wrong values, gpu-h200.gluon-gemm_2c.flip_parity_data_L51)."""
+    slot = b.wait.slot
+    if not reason.startswith("overrun") or _first_parity(b) != 1 \
+            or b.thread.name in _arriving_partitions(slot, threads) \
+            or not any(event == "tx" for event, _, _ in slot.history):
+        return []
+    return [finding(
+        Kind.RACE_UNSYNCHRONIZED_READ, Severity.error,
+        f"{b.thread.name}'s first wait on {_barrier_name(b)} (line {b.line}) polls parity 1, which a freshly "
+        "initialized barrier satisfies at once: the consumer reads the slot before its TMA data lands, and each "
+        "later wait passes on the previous phase.",
+        lines=sorted({b.line} | _arrive_lines(slot)), partitions=[b.thread.name], barrier=_barrier_name(b),
+        evidence={**witness, "cause": "a consumer's wait passed on a fresh barrier"},
+        suggestion="A consumer's first wait on a full barrier polls parity 0 (only the producer's acquire starts "
+                   "pre-inverted).")]
 
 
 def _first_parity(b: Blocked) -> int:
