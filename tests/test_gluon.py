@@ -10,6 +10,7 @@ expects follows from the edit; the GPU labels of the same mutants are in evals/c
 from __future__ import annotations
 
 import gzip
+import os
 import json
 from pathlib import Path
 
@@ -133,3 +134,28 @@ def test_consumer_first_wait_on_parity_one_is_a_race(tmp_path):
         assert ms
         for m in ms:
             assert "race.unsynchronized_read" in _errors(_check(tmp_path, m.text)), m.name
+
+
+CORPUS = Path(os.environ.get("BARRIER_VIZ_CORPUS", Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"))
+ADDMM = CORPUS / "families" / "autows"
+
+
+@pytest.mark.skipif(not ADDMM.is_dir(), reason=f"corpus not found at {CORPUS} (set BARRIER_VIZ_CORPUS)")
+def test_early_release_is_per_buffer():
+    """Meta AutoWS's epilogue-subtiled addmm fills one bias buffer per subtile, each acquired
+    right before its own copy. With 4 subtiles each is waited, read, then released in turn: the
+    release of one subtile's bias before the next subtile's read is no early release. With 2
+    subtiles the compiler releases the second bias buffer (line of the arrive) before reading it:
+    that one is flagged."""
+    es4 = next(ADDMM.glob("addmm_kernel_tma_persistent_ws__*_ES4_*.ttgir"), None)
+    es2 = next(ADDMM.glob("addmm_kernel_tma_persistent_ws__BM128_BN128_BK64_ES2_*.ttgir"), None)
+    if es4 is None or es2 is None:
+        pytest.skip("addmm autows kernels not in this corpus")
+    r4 = run_cli("check", str(es4), "--no-simulate", "--format", "json")
+    assert not [f for f in r4.json()["findings"] if f["kind"] == "race.early_release"]
+    r2 = run_cli("check", str(es2), "--no-simulate", "--format", "json")
+    early = [f for f in r2.json()["findings"] if f["kind"] == "race.early_release"]
+    assert len(early) == 1
+    text = es2.read_text().splitlines()
+    release, read = early[0]["evidence"]["release_line"], early[0]["evidence"]["read_line"]
+    assert "ttng.arrive_barrier" in text[release - 1] and "ttg.local_load" in text[read - 1] and release < read

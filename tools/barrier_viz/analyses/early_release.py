@@ -14,8 +14,9 @@ overlap it with the MMA; on the H200 such a Gluon GEMM computed wrong values,
 evals/cases/gpu-h200.gluon-gemm_ws.early_release_L67).
 
 The scan is conservative: any `warp_group_dot_wait` (whatever its `pendings`) is taken to retire
-the reads before it, and only arrivals on a barrier the slot's writer actually waits on, in the
-same iteration as the read and on the same slot index, count as its release.
+the reads before it, and only arrivals on a barrier the slot's writer waits on right before
+filling that buffer (not before filling another one), in the same iteration as the read and on
+the same slot index, count as its release.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from __future__ import annotations
 from ..facts.barriers import Role
 from ..ir.model import Operation
 from .findings import Finding, Kind, Severity, finding
-from .static_checks import _buf_name, _root, _same_iteration, following_in_iteration, loop_depth, \
-    preceding_in_iteration
+from .static_checks import _buf_name, _root, following_in_iteration, loop_depth, preceding_in_iteration
 
 _SYNC_READS = ("ttg.local_load",)
 _ASYNC_READS = ("ttng.warp_group_dot",)
@@ -52,8 +52,7 @@ def early_releases(analysis) -> list[Finding]:
         if buf is None:
             continue
         writers.setdefault(buf, []).append(op)
-        acquired.setdefault(buf, set()).update(
-            k for p in _same_iteration(op) for k in waits_by_op.get(id(p), ()))
+        acquired.setdefault(buf, set()).update(_acquires(op, waits_by_op))
     out: list[Finding] = []
     seen: set[tuple[int, int]] = set()
     for r in analysis.ops:
@@ -87,6 +86,30 @@ def early_releases(analysis) -> list[Finding]:
                           "copy_lines": [w.line for w in writers[buf]]},
                 suggestion=("Arrive on the empty barrier after the warp_group_dot_wait that retires this MMA."
                             if r.name in _ASYNC_READS else "Arrive on the empty barrier after the read.")))
+    return out
+
+
+def _acquires(copy: Operation, waits_by_op: dict) -> set:
+    """The barriers the producer waits on to acquire the slot `copy` fills: the waits just
+    before the copy's group (the copies after one `barrier_expect` on the copy's barrier), back
+    to the previous copy or expect. A producer that fills several buffers in one iteration
+    acquires each right before filling it; an earlier buffer's acquire is not this one's."""
+    ops = copy.block.operations if copy.block is not None else []
+    k = ops.index(copy) if copy in ops else 0
+    bar = copy.positional[2] if len(copy.positional) > 2 else None
+    fills = ("ttng.async_tma_copy_global_to_local", "ttng.barrier_expect")
+    out: set = set()
+    in_group = True
+    for o in reversed(ops[:k]):
+        if o.name in fills:
+            pos = o.positional
+            target = (pos[2] if len(pos) > 2 else None) if o.name == fills[0] else (pos[0] if pos else None)
+            if in_group and target == bar:
+                continue  # the copy's own group: its expect, its sibling copies
+            break
+        if waits_by_op.get(id(o)):
+            in_group = False
+            out |= waits_by_op[id(o)]
     return out
 
 
