@@ -43,7 +43,9 @@ TARGETS = (100, 90)
 # Mutants kept per operator per compiled kernel: enough to cover every operator's sub-kinds
 # (producer/consumer waits, more/less bytes) across kernels while keeping the eval to minutes.
 PER_OPERATOR = {"drop_only_arrival": 1, "const_phase": 1, "flip_parity": 2, "init_count": 1, "expect_bytes": 1,
-                "dup_arrive": 1, "dup_wait": 1, "drop_wait": 2, "zero_store": 1}
+                "dup_arrive": 1, "dup_wait": 1, "drop_wait": 2, "zero_store": 1,
+                # hand-written idioms (mutate_handwritten): GPU-observed on Gluon kernels instead
+                "drop_pre_arrive": 0, "phase_no_flip": 0, "early_release": 0, "init_count_less": 0}
 WARPS = {"gemm": 4, "attn": 4}
 STAGES = 3
 

@@ -10,6 +10,9 @@
         unmodified base, no race); wrong -> completed, so no deadlock. `notes` says
         "observed on H200" and keeps the mutation's own reasoning next to it; when the GPU
         disagrees with the mutation's prediction, the GPU wins and the note says so.
+        With --handwritten (the Gluon family, gluon_probe.py's results): wrong -> a race.* error;
+        fault (a CUDA error after launch) -> any error; ok for an edit that races by construction
+        -> still a race.* (latent: the run did not take that schedule), and the notes say why.
 
 Between the two, run on the device (see gpu_probe.py):
     python3 evals/gen/gpu_probe.py run evals/gen/gpu_work $OUT
@@ -31,6 +34,22 @@ sys.path.insert(0, str(REPO / "tools"))
 PREFIX = "gpu-h200"
 
 
+def _limits(spec: str) -> int | dict[str, int]:
+    """`--per-operator N` (every operator) or `N,op=M,...` (N for the unnamed ones)."""
+    from barrier_viz.evals.mutate import OPERATORS
+
+    head, *rest = spec.split(",")
+    if not rest:
+        return int(head)
+    limits = {name: int(head) for name in OPERATORS}
+    for item in rest:
+        name, _, n = item.partition("=")
+        if name not in OPERATORS:
+            raise SystemExit(f"gpu_cases.py: unknown operator {name!r}")
+        limits[name] = int(n)
+    return limits
+
+
 def cmd_mutants(args: argparse.Namespace) -> None:
     from barrier_viz.evals.mutate import mutants
 
@@ -42,7 +61,8 @@ def cmd_mutants(args: argparse.Namespace) -> None:
     for name, base in data["bases"].items():
         # A base that computes a wrong result still tells hang from completion; one that did not
         # compile or is not warp-specialized is of no use.
-        if base["result"] not in ("ok", "wrong") or "ttg.warp_specialize" not in base["ttgir"]:
+        # ("compiled": TTGIR compiled here by gluon_compile.py; the device observes the base first.)
+        if base["result"] not in ("ok", "wrong", "compiled") or "ttg.warp_specialize" not in base["ttgir"]:
             print(f"{name}: skipped (base {base['result']})")
             continue
         d = work / name
@@ -50,7 +70,7 @@ def cmd_mutants(args: argparse.Namespace) -> None:
         (d / "base.ttgir").write_text(base["ttgir"])
         (d / "probe.json").write_text(json.dumps(base["config"]))
         info = {"meta": data.get("meta", {})}
-        for m in mutants(base["ttgir"], limit_per_operator=args.per_operator):
+        for m in mutants(base["ttgir"], limit_per_operator=_limits(args.per_operator)):
             (d / f"{m.name}.ttgir").write_text(m.text)
             info[m.name] = {"operator": m.operator, "findings": m.findings, "absent": m.absent, "why": m.why,
                             "mutation": m.describe()}
@@ -60,6 +80,39 @@ def cmd_mutants(args: argparse.Namespace) -> None:
     print(f"{total} mutants under {work}")
 
 
+# Operators whose edit races by construction: a correct completion only means the run did not
+# take the bad schedule (a latent race), so such an ok case still expects the race.
+RACE_BY_CONSTRUCTION = frozenset({"drop_wait", "early_release"})
+
+
+def _expect(label: str, stem: str, m: dict | None, handwritten: bool) -> tuple[list, list, str]:
+    """What a case with this GPU label expects, and why (appended to its notes)."""
+    if label == "hang":
+        return [{"kind": "hang"}], [], ""
+    if stem == "base":
+        return [], ["deadlock.*", "hang", "race.*"], ""
+    if not handwritten:
+        # completed: whatever else it is, it did not deadlock in this run
+        findings = m["findings"] if m and label == "ok" and m["operator"] == "dup_wait" else []
+        return findings, ["deadlock.*", "hang"], ""
+    if label == "fault":
+        return [{"kind": "error"}], [], (" The run ended in a CUDA error after launch (reproduced; 'unspecified launch "
+                                         "failure' where the error was read): the kernel is broken, but a trap pins "
+                                         "neither a hang nor a race, so any error finding counts and none is judged "
+                                         "false.")
+    if label == "wrong":
+        return [{"kind": "race.*"}], ["deadlock.*", "hang"], (" A completed run with wrong values: some partition "
+                                                              "used a slot out of turn, a race.")
+    if m and m["operator"] == "dup_wait":
+        return m["findings"], ["deadlock.*", "hang"], ""
+    if m and m["operator"] in RACE_BY_CONSTRUCTION:
+        return [{"kind": "race.*"}], ["deadlock.*", "hang"], (
+            " The GPU runs completed correctly, yet the edit races by construction: the schedule in which the "
+            "producer's refill overtakes the read did not occur in these runs (a latent race), so the case still "
+            "expects a race.")
+    return [], ["deadlock.*", "hang"], ""
+
+
 def cmd_cases(args: argparse.Namespace) -> None:
     from barrier_viz.analyses.findings import HANG_KINDS
     from barrier_viz.evals.cases import write_case
@@ -67,13 +120,14 @@ def cmd_cases(args: argparse.Namespace) -> None:
     res = json.loads(Path(args.results).read_text())
     meta = res.get("meta", {})
     work = Path(args.work)
+    labels = ("hang", "ok", "wrong", "fault") if args.handwritten else ("hang", "ok", "wrong")
     written = 0
     for name, entry in res["kernels"].items():
         d = work / name
         info = json.loads((d / "mutants.json").read_text())
         bases_meta = info.get("meta", {})
         for fname, label in sorted(entry["results"].items()):
-            if label not in ("hang", "ok", "wrong"):
+            if label not in labels:
                 continue  # a file that did not compile or launch tells nothing about synchronization
             stem = Path(fname).stem
             text = (d / fname).read_text()
@@ -81,26 +135,28 @@ def cmd_cases(args: argparse.Namespace) -> None:
             observed = (f"observed on H200 ({meta.get('gpu', 'NVIDIA H200')}, triton {bases_meta.get('triton', '?')}): "
                         f"{label}" + (f" (no completion within {meta.get('hang_after_s', '?')} s of launch)"
                                       if label == "hang" else ""))
-            if label == "hang":
-                findings, absent = [{"kind": "hang"}], []
-            elif stem == "base":
-                findings, absent = [], ["deadlock.*", "hang", "race.*"]
-            else:
-                # completed: whatever else it is, it did not deadlock in this run
-                findings, absent = [], ["deadlock.*", "hang"]
-                if m and label == "ok" and m["operator"] == "dup_wait":
-                    findings = m["findings"]
-            note = observed
+            if label == "fault" and entry.get("errors", {}).get(fname):
+                observed += f" ({entry['errors'][fname]})"
+            if fname in entry.get("reruns_30_reps", {}):
+                observed += f"; again {entry['reruns_30_reps'][fname]} over 30 launches"
+            findings, absent, why = _expect(label, stem, m, args.handwritten)
+            note = observed + "." + why
             if m:
-                predicted_hang = any(f["kind"] == "hang" or f["kind"] in HANG_KINDS for f in m["findings"])
-                agrees = predicted_hang == (label == "hang")
-                note += f". Mutation {m['operator']}: {m['why']}"
-                if not agrees:
-                    note += " [the GPU disagrees with the mutation's prediction; the observation is the truth here]"
-            source = {"compiler": "triton", "version": bases_meta.get("triton", "?"), "target": "cuda:90",
-                      "kernel": entry["config"]["kernel"], "constexprs": entry["config"]["constexprs"],
-                      "num_warps": entry["config"]["warps"], "num_stages": entry["config"]["stages"],
-                      "gpu": meta.get("gpu", "NVIDIA H200")}
+                note += f" Mutation {m['operator']}: {m['why']}"
+                # (an operator with no expected kind and no hang ruled out leaves the outcome to the GPU)
+                open_outcome = not m["findings"] and not {"hang", "deadlock.*"} & set(m["absent"])
+                if not open_outcome and label in ("hang", "ok", "wrong"):
+                    predicted_hang = any(f["kind"] == "hang" or f["kind"] in HANG_KINDS for f in m["findings"])
+                    if predicted_hang != (label == "hang"):
+                        note += " [the GPU disagrees with the mutation's prediction; the observation is the truth here]"
+            cfg = entry["config"]
+            source = {"compiler": "gluon" if args.handwritten else "triton", "version": bases_meta.get("triton", "?"),
+                      "target": "cuda:90", "kernel": cfg["kernel"], "constexprs": cfg["constexprs"],
+                      "num_warps": cfg["warps"], "gpu": meta.get("gpu", "NVIDIA H200")}
+            if "stages" in cfg:
+                source["num_stages"] = cfg["stages"]
+            if "size" in cfg:
+                source["size"] = cfg["size"]
             if m:
                 source["mutation"] = m["mutation"]
             write_case(CASES / f"{PREFIX}.{name}.{stem}", text, findings=findings, absent=absent, notes=note,
@@ -115,11 +171,13 @@ def main() -> None:
     a = sub.add_parser("mutants")
     a.add_argument("bases")
     a.add_argument("--work", default=str(HERE / "gpu_work"))
-    a.add_argument("--per-operator", type=int, default=2)
+    a.add_argument("--per-operator", default="2", help="N, or N,operator=M,... (see _limits)")
     a.set_defaults(func=cmd_mutants)
     c = sub.add_parser("cases")
     c.add_argument("results")
     c.add_argument("--work", default=str(HERE / "gpu_work"))
+    c.add_argument("--handwritten", action="store_true",
+                   help="hand-written kernels (Gluon): wrong -> race.*, fault -> any error, latent races kept")
     c.set_defaults(func=cmd_cases)
     args = ap.parse_args()
     args.func(args)

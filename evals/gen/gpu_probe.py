@@ -111,8 +111,9 @@ def _child(tmp: Path) -> Path:
 
 
 def _run(child: Path, mode: str, path: Path, probe: dict, compile_timeout: float, hang_after: float,
-         cache: str) -> tuple[str, float, str]:
-    """Run one child; the hang clock starts when it prints LAUNCH (compiling is not hanging)."""
+         cache: str, keep: int = 300) -> tuple[str, float, str]:
+    """Run one child; the hang clock starts when it prints LAUNCH (compiling is not hanging).
+    Returns the label, the seconds and the last `keep` characters of its output."""
     env = dict(os.environ, TRITON_CACHE_DIR=cache)
     t0 = time.time()
     proc = subprocess.Popen([sys.executable, str(child), mode, str(path), json.dumps(probe), str(HERE)],
@@ -144,14 +145,14 @@ def _run(child: Path, mode: str, path: Path, probe: dict, compile_timeout: float
             proc.kill()
             proc.wait()
             text = "".join(out)
-            return ("hang" if launched_at else "fail"), round(now - t0, 1), text[-300:]
+            return ("hang" if launched_at else "fail"), round(now - t0, 1), text[-keep:]
         time.sleep(0.05)
     text = "".join(out)
     label = "fail"
     for line in text.splitlines():
         if line.startswith("RESULT "):
             label = line.split()[1]
-    return label, round(time.time() - t0, 1), text[-300:]
+    return label, round(time.time() - t0, 1), text[-keep:]
 
 
 def cmd_bases(args: argparse.Namespace) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir.model import Operation
+from ..facts.barriers import constant_value
 from ..render.words import plural
 from .findings import Finding, Kind, Severity, finding
 from .budget import Budget
@@ -164,7 +165,8 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
             suggestion="Remove the duplicated arrive: one completion per use.")]
     for b in blocked:
         slot = b.wait.slot
-        reason = _cadence_problem(b, threads, arrivers.get(id(slot.ref.alloc), set()))
+        reason = _cadence_problem(b, threads, arrivers.get(id(slot.ref.alloc), set()),
+                                  _pre_completions(slot, result.machine.function if result.machine else None))
         if reason is None:
             continue
         if reason.startswith("overrun"):
@@ -200,7 +202,8 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
             f"{b.thread.name} blocks at line {b.line} on {_barrier_name(b)}: {reason}.",
             lines=sorted(set(lines) | _arrive_lines(slot) | ({slot.init_line} if slot.init_line else set())), partitions=parts, barrier=_barrier_name(b),
             evidence={**witness, "cause": reason},
-            suggestion="Make the arrivals per use match the barrier's init count and expected bytes, one completion per use.")]
+            suggestion="Make the arrivals per use match the barrier's init count and expected bytes, one completion per use.")
+        ] + _early_pass(b, threads, reason, witness)
     # Condition 3: every needed arrival is held behind a blocked wait.
     # The root: the partition that got stuck earliest in its own program (smallest iteration).
     root = min(blocked, key=lambda b: (b.wait.iteration, b.thread.index))
@@ -219,9 +222,33 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
                    "starts pre-inverted, the consumer's wait does not).")]
 
 
-def _cadence_problem(b: Blocked, threads, arrivers: set[str]) -> str | None:
+def _pre_completions(slot, function: Operation | None) -> int:
+    """Phases of `slot` completed before any partition starts: arrivals in the function body
+    itself, outside loops and partitions (a hand-written kernel pre-arrives its empty barriers so
+    that its producers start on parity 0). They are the slot's initial state, not releases that
+    ran ahead of anyone."""
+    body = function.regions[0].blocks[0].operations if function is not None and function.regions \
+        and function.regions[0].blocks else []
+    defs = {r: op for op in body for r in op.results}
+    alloc = slot.ref.alloc.results[0] if slot.ref.alloc.results else None
+    n = 0
+    for op in body:
+        if op.name != "ttng.arrive_barrier" or not op.operands:
+            continue
+        view, indices = op.operands[0], ()
+        d = defs.get(view)
+        if d is not None and d.name == "ttg.memdesc_index" and len(d.operands) == 2:
+            view, indices = d.operands[0], (constant_value(defs.get(d.operands[1])),)
+        if view == alloc and indices == slot.ref.indices:
+            count = next((int(t) for t in op.literals if t.isdigit()), 1)
+            n += count
+    return n // slot.count if slot.count else 0
+
+
+def _cadence_problem(b: Blocked, threads, arrivers: set[str], pre: int = 0) -> str | None:
     """Why the awaited slot cannot produce the phase this wait needs, if the reason is the rate
-    of completions rather than the order of arrivals; None otherwise."""
+    of completions rather than the order of arrivals; None otherwise. `pre` phases were
+    completed before the partitions started (pre-arrivals): they do not count as an overrun."""
     slot = b.wait.slot
     if slot.anomalies:
         return slot.anomalies[0]
@@ -233,7 +260,7 @@ def _cadence_problem(b: Blocked, threads, arrivers: set[str]) -> str | None:
     # observed. A producer's acquire is pre-inverted (first parity 1): n + 1 already is.
     passed = slot.passes.get(b.thread.index, 0)
     ahead = 1 if _first_parity(b) == 0 else 0
-    if slot.completions >= passed + ahead + 1:
+    if slot.completions - pre >= passed + ahead + 1:
         return (f"overrun: the slot completed {plural(slot.completions, 'phase')} while this partition passed "
                 f"{plural(passed, 'wait')} on it, so the parity it polls came back before it looked")
     came = {threads[i].name for i in slot.phase_arrivers if i < len(threads)}
@@ -256,6 +283,27 @@ def _completed_twice(slot, ops_by_line: dict | None = None) -> bool:
             if x is not None and y is not None and x.name == y.name and x.operands == y.operands:
                 return True
     return False
+
+
+def _early_pass(b: Blocked, threads, reason: str, witness: dict) -> list[Finding]:
+    """The race behind an overrun of a data consumer whose first wait polls parity 1: a fresh
+    barrier satisfies that at once, so the consumer read its first slot before the TMA data
+    landed and stays a phase behind (the hang is one outcome; on the H200 such a kernel also
+    completed with wrong values, gpu-h200.gluon-gemm_2c.flip_parity_data_L51)."""
+    slot = b.wait.slot
+    if not reason.startswith("overrun") or _first_parity(b) != 1 \
+            or b.thread.name in _arriving_partitions(slot, threads) \
+            or not any(event == "tx" for event, _, _ in slot.history):
+        return []
+    return [finding(
+        Kind.RACE_UNSYNCHRONIZED_READ, Severity.error,
+        f"{b.thread.name}'s first wait on {_barrier_name(b)} (line {b.line}) polls parity 1, which a freshly "
+        "initialized barrier satisfies at once: the consumer reads the slot before its TMA data lands, and each "
+        "later wait passes on the previous phase.",
+        lines=sorted({b.line} | _arrive_lines(slot)), partitions=[b.thread.name], barrier=_barrier_name(b),
+        evidence={**witness, "cause": "a consumer's wait passed on a fresh barrier"},
+        suggestion="A consumer's first wait on a full barrier polls parity 0 (only the producer's acquire starts "
+                   "pre-inverted).")]
 
 
 def _first_parity(b: Blocked) -> int:

@@ -28,6 +28,7 @@ class Kind(str, Enum):
     RACE_REDUNDANT_ZERO_STORE = "race.redundant_zero_store"
     RACE_MISSING_ACQUIRE = "race.missing_acquire"
     RACE_UNSYNCHRONIZED_READ = "race.unsynchronized_read"
+    RACE_EARLY_RELEASE = "race.early_release"
     TOKEN_NOT_LOOP_CARRIED = "token.not_loop_carried"
     CHANNEL_SAME_PARTITION = "channel.same_partition"
     EXPECT_BYTES_MISMATCH = "expect.bytes_mismatch"

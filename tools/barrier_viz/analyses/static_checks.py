@@ -49,6 +49,9 @@ def static_findings(analysis) -> list[Finding]:
     out += expect_mismatches(analysis)
     out += tma_channel_races(analysis)
     out += same_partition_channels(analysis)
+    from .early_release import early_releases  # its own module; it reuses the helpers below
+
+    out += early_releases(analysis)
     return out
 
 
@@ -128,9 +131,33 @@ def _varies_in(name: str, at: Operation, loop: Operation, analysis, budget: int 
             continue
         block = defn.block
         owner = block.region.parent if block is not None and block.region is not None else None
+        if owner is loop and _yielded_unchanged(defn, loop):
+            stack.append((loop.operands[defn.index - 1 + 3], loop))  # the iter-arg keeps its initial value
+            continue
         if owner is not None and (owner is loop or loop in owner.ancestors()):
             return True
     return budget <= 0
+
+
+def _yielded_unchanged(arg, loop: Operation) -> bool:
+    """Is `arg`, an iter-arg of the scf.for `loop`, yielded back as itself (directly or through
+    `select(c, arg, arg)`), so that it holds its initial value in every iteration (a phase bit
+    whose flip on wrap was lost)?"""
+    if loop.name != "scf.for" or arg.index < 1 or len(loop.operands) < arg.index + 3:
+        return False
+    ops = arg.block.operations
+    if not ops or ops[-1].name != "scf.yield" or len(ops[-1].operands) < arg.index:
+        return False
+    defs = {r: op for op in ops for r in op.results}
+    value = ops[-1].operands[arg.index - 1]
+    for _ in range(8):
+        if value == arg.name:
+            return True
+        op = defs.get(value)
+        if op is None or op.name != "arith.select" or len(op.operands) != 3 or op.operands[1] != op.operands[2]:
+            return False
+        value = op.operands[1]
+    return False
 
 
 def _slot_key(use: BarrierUse) -> tuple:

@@ -9,7 +9,9 @@ optionally `source` (how the input was made: compiler, version, target, flags, m
 An expected `kind` may also be the group `hang`: any error finding whose kind is one of
 `findings.HANG_KINDS`. It is used where the truth is "this kernel never finishes" and the
 architecture does not pin which hang kind describes the cause (a skipped parity, a merged
-transaction phase).
+transaction phase). Two more forms, for GPU truth that pins a family but not a kind: a family
+pattern such as `race.*` (any error finding of that family), and the group `error` (any error
+finding at all: a kernel the GPU saw fault, which proves it broken but not how).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..inputs import IR_SUFFIXES
 EXPECTED = "expected.yaml"
 TRUTH_JSON = "truth.json"
 HANG_GROUP = "hang"
+ERROR_GROUP = "error"
 
 
 @dataclass
@@ -51,7 +54,8 @@ class Case:
         no known-good input: a flagged hang there is scored as a false finding, not counted as a
         false deadlock on good input."""
         expects_hang = any(_is_hang_kind(f["kind"]) for f in self.findings)
-        return not expects_hang and self.truth != "wrong" and any(a in ("deadlock.*", "hang") for a in self.absent)
+        return not expects_hang and self.truth not in ("wrong", "fault") \
+            and any(a in ("deadlock.*", "hang") for a in self.absent)
 
     @property
     def expects_deadlock(self) -> bool:

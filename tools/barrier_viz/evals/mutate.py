@@ -530,6 +530,12 @@ OPERATORS: dict[str, Callable[[Source], Iterator[Mutant]]] = {
     "zero_store": op_zero_store,
 }
 
+# Operators for hand-written idioms (pre-arrivals, wrap-flipped phase bits, wgmma releases, shared
+# releases) live in their own module and join this table: one engine, one `mutants()`.
+from .mutate_handwritten import HANDWRITTEN  # noqa: E402  (it imports Source / Mutant from above)
+
+OPERATORS.update(HANDWRITTEN)
+
 
 def mutants(text: str, limit_per_operator: int | dict[str, int] | None = None, operators: list[str] | None = None,
             rotate: int = 0) -> list[Mutant]:

@@ -3,7 +3,7 @@
 Definitions (so the numbers printed by `eval` mean one thing):
 
 * An expectation matches a reported finding when the kinds match (the group `hang` matches any
-  hang kind) and every other key it gives (barrier, buffer_id, partition, line) matches. An
+  hang kind, `error` any error, a family pattern `race.*` any error of that family) and every other key it gives (barrier, buffer_id, partition, line) matches. An
   expectation of a hang or race kind needs an *error* finding: a warning is not a verdict.
 * A reported finding is a **true positive** of its kind when it matches an expectation, a
   **false positive** when its kind is listed `absent` for the case, and unjudged otherwise (the
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..analyses.findings import HANG_KINDS
-from .cases import HANG_GROUP, Case
+from .cases import ERROR_GROUP, HANG_GROUP, Case
 
 STRICT_PREFIXES = ("deadlock.", "race.", "expect.", "phase.")
 
@@ -44,6 +44,10 @@ class Reported:
 def kind_matches(expected: str, r: Reported) -> bool:
     if expected == HANG_GROUP:
         return r.is_hang
+    if expected == ERROR_GROUP:
+        return r.severity == "error"
+    if expected.endswith(".*"):  # a family (race.*): any error of it
+        return r.kind.startswith(expected[:-1]) and r.severity == "error"
     if r.kind != expected:
         return False
     if expected in HANG_KINDS or expected.startswith("race."):
