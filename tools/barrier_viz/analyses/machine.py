@@ -869,7 +869,6 @@ def _h_if(m: Machine, op: Operation, env, who, it):
 
 
 def _h_program_id(m: Machine, op: Operation, env, who, it):
-def _h_program_id(m: Machine, op: Operation, env, who, it):
     env[op.results[0]] = m.params.axis_value(op, counts=False)
 
 
