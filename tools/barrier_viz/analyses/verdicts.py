@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from .coverage import coverage_findings
 from .deadlock import DeadlockAnalysis, analyse_deadlocks
 from .findings import Finding, Kind
+from .descriptor_reuse import tensormap_rewrites
+from .release_order import use_after_release
 from .static_checks import static_findings
 
 
@@ -21,7 +23,8 @@ class CheckResult:
 
 
 def check(analysis, simulate: bool = True) -> CheckResult:
-    found = static_findings(analysis) + coverage_findings(analysis)
+    found = static_findings(analysis) + coverage_findings(analysis) + use_after_release(analysis)
+    found += tensormap_rewrites(analysis)
     dyn: DeadlockAnalysis | None = None
     fn = analysis.sel.function
     if simulate and fn is not None:

@@ -1,0 +1,214 @@
+"""`race.use_after_release`: a partition touches a buffer after it has already released it.
+
+A consumer gives a slot back by arriving on the slot's "empty" barrier; the producer waits on
+that barrier and then overwrites the slot. Every read (or write) of the slot that the consumer
+issues *after* its arrive is therefore unordered with the producer's overwrite: it can see the
+next tile's data, or have its own store clobbered. The fix a kernel engineer makes is to move
+the arrive after the last access (facebookexperimental/triton bee3ddcb2 and bccf37d6b: the FA
+forward epilogue read `m` from the QK TMEM tile after arriving on `qk_empties`).
+
+The rule, without running the kernel:
+
+* a *release* is a synchronous `arrive_barrier` by partition P on barrier slot B;
+* the slot's *guarded writes* are what another partition Q writes after waiting on B, in the
+  same iteration of that wait's loop (nested loops included): what B hands back to Q;
+* P's accesses after the release, in the same iteration and before P's next wait of any kind
+  (a wait may be the acquire of the next fill, after which reading again is correct), that
+  overlap a guarded write are reported.
+
+Overlap is decided on the allocation the views lead to, as a fraction of it: a `memdesc_index`
+with a constant index selects slot i of N, `memdesc_reinterpret` / `memdesc_trans` /
+`memdesc_reshape` keep the extent. A view this cannot place (a runtime index, a subslice, a
+loop-carried view) is not compared, so the rule stays silent rather than guess.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..facts.barriers import BarrierKind, Role, constant_value
+from ..facts.values import OpResult
+from ..ir.model import BlockArgument, Operation
+from ..ir.types import parse_memdesc
+from .findings import Finding, Kind, Severity, finding
+from .static_checks import following_in_iteration, loop_depth, preceding_in_iteration
+
+# Positional operands an op writes / reads as memory.
+_WRITES = {
+    "ttng.tc_gen5_mma": (2,),
+    "ttng.tc_gen5_mma_scaled": (2,),
+    "ttng.tmem_store": (1,),
+    "ttg.local_store": (1,),
+    "ttng.async_tma_copy_global_to_local": (1,),
+    "ttng.tmem_copy": (1,),
+}
+_READS = {
+    "ttng.tmem_load": (0,),
+    "ttg.local_load": (0,),
+    "ttng.tc_gen5_mma": (0, 1),
+    "ttng.tc_gen5_mma_scaled": (0, 1),
+    "ttng.warp_group_dot": (0, 1),
+    "tt.dot": (0, 1),
+    "ttng.async_tma_copy_local_to_global": (1,),
+    "ttng.tmem_copy": (0,),
+}
+_KEEP_EXTENT = {"ttg.memdesc_reinterpret", "ttg.memdesc_trans", "ttg.memdesc_reshape"}
+_WAIT_ROLES = frozenset({Role.WAIT, Role.ACQUIRE, Role.PUT_ENTER, Role.GET_ENTER})
+_ARRIVE_ROLES = frozenset({Role.ARRIVE, Role.EXPECT, Role.MMA_ARRIVE, Role.COMMIT, Role.RELEASE, Role.PUT_EXIT,
+                           Role.GET_EXIT})
+
+Extent = tuple[int, Fraction, Fraction]  # (id of the allocation op, lo, hi) as fractions of it
+
+
+def extent(analysis, name: str, at: Operation, budget: int = 64) -> Extent | None:
+    """The part of its allocation that memdesc `name` (used at `at`) covers, or None."""
+    chain: list[Operation] = []
+    cur, where = name, at
+    while budget > 0:
+        budget -= 1
+        defn = analysis.values.lookup(cur, where)
+        if isinstance(defn, OpResult):
+            op = defn.op
+            if op.name in ("ttg.local_alloc", "ttng.tmem_alloc"):
+                lo, hi = Fraction(0), Fraction(1)
+                for view in reversed(chain):  # from the allocation towards the access
+                    if view.name == "ttg.memdesc_index":
+                        placed = _slot_fraction(analysis, view)
+                        if placed is None:
+                            return None
+                        i, n = placed
+                        width = (hi - lo) / n
+                        lo, hi = lo + i * width, lo + (i + 1) * width
+                    elif view.name not in _KEEP_EXTENT:
+                        return None
+                return (id(op), lo, hi)
+            if op.name == "ttg.memdesc_index" or op.name in _KEEP_EXTENT:
+                chain.append(op)
+                cur, where = op.operands[0], op
+                continue
+            return None
+        if isinstance(defn, BlockArgument):
+            block = defn.block
+            owner = block.region.parent if block is not None and block.region is not None else None
+            if owner is not None and owner.name == "ttg.warp_specialize" and defn.index < len(owner.operands):
+                cur, where = owner.operands[defn.index], owner
+                continue
+        return None
+    return None
+
+
+def _slot_fraction(analysis, view: Operation) -> tuple[int, int] | None:
+    """(index, slots) of a `memdesc_index` with a constant index over a known leading dim."""
+    pos = view.operands  # the index is written in brackets: not a positional operand
+    if len(pos) < 2 or not view.types:
+        return None
+    src = parse_memdesc(view.types[0])
+    defn = analysis.values.lookup(pos[1], view)
+    index = constant_value(defn.op) if isinstance(defn, OpResult) else None
+    if src is None or not src.shape or index is None or not 0 <= index < src.shape[0]:
+        return None
+    return index, src.shape[0]
+
+
+def _accesses(analysis, op: Operation, table: dict[str, tuple[int, ...]]) -> list[tuple[str, Extent]]:
+    out = []
+    pos = op.positional
+    for k in table.get(op.name, ()):
+        if k < len(pos):
+            ext = extent(analysis, pos[k], op)
+            if ext is not None:
+                out.append((pos[k], ext))
+    return out
+
+
+def _overlap(a: Extent, b: Extent) -> bool:
+    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
+def _slot(use) -> tuple:
+    return tuple(s.constant if s.constant is not None else s.value for s in use.slots)
+
+
+def _same_slot(a, b) -> bool:
+    """Constant slots must agree; a runtime slot on either side is not compared."""
+    sa, sb = _slot(a), _slot(b)
+    if len(sa) != len(sb):
+        return False
+    return all(isinstance(x, int) and isinstance(y, int) and x == y for x, y in zip(sa, sb))
+
+
+def _loosely_same(a, b) -> bool:
+    """For "is this overwrite ordered after the access anyway": a runtime slot may be the same."""
+    sa, sb = _slot(a), _slot(b)
+    return len(sa) == len(sb) and all(not (isinstance(x, int) and isinstance(y, int)) or x == y
+                                      for x, y in zip(sa, sb))
+
+
+def _ordered(access: Operation, write: Operation, wait_line_op: Operation, uses_by_op) -> bool:
+    """Whether the overwrite is ordered after the access through another barrier: the
+    releasing partition arrives on some slot after the access, and the overwriting partition
+    waits on that slot before the overwrite (both in the iteration)."""
+    later = [(b, u) for op in following_in_iteration(access) for b, u in uses_by_op.get(id(op), ())
+             if u.role in _ARRIVE_ROLES]
+    if not later:
+        return False
+    up = max(0, loop_depth(write) - loop_depth(wait_line_op))
+    before = [(b, u) for op in preceding_in_iteration(write, up) for b, u in uses_by_op.get(id(op), ())
+              if u.role in _WAIT_ROLES]
+    return any(b1 is b2 and _loosely_same(u1, u2) for b1, u1 in later for b2, u2 in before)
+
+
+def use_after_release(analysis) -> list[Finding]:
+    wait_ops = {id(u.op) for b in analysis.barriers.barriers for u in b.uses if u.role in _WAIT_ROLES}
+    uses_by_op: dict[int, list] = {}
+    for b in analysis.barriers.barriers:
+        for u in b.uses:
+            uses_by_op.setdefault(id(u.op), []).append((b, u))
+    out: list[Finding] = []
+    seen: set[tuple[int, int]] = set()
+    for b in analysis.barriers.barriers:
+        if b.kind is not BarrierKind.MBARRIER:
+            continue  # a named barrier's arrive is a rendezvous of warps, not a slot's release
+        waits = [u for u in b.uses if u.role is Role.WAIT and u.partition is not None]
+        for rel in b.uses:
+            if rel.role is not Role.ARRIVE or rel.partition is None:
+                continue
+            guarded: list[tuple[Extent, Operation, str, int, Operation]] = []
+            for w in waits:
+                if w.partition == rel.partition or not _same_slot(w, rel):
+                    continue
+                for op in following_in_iteration(w.op):
+                    if op is w.op:
+                        continue
+                    for _, ext in _accesses(analysis, op, _WRITES):
+                        guarded.append((ext, op, w.partition, w.line, w.op))
+            if not guarded:
+                continue
+            for op in following_in_iteration(rel.op):
+                if op is rel.op:
+                    continue
+                if id(op) in wait_ops:
+                    break
+                for kind, table in (("reads", _READS), ("writes", _WRITES)):
+                    for operand, ext in _accesses(analysis, op, table):
+                        hit = next((g for g in guarded if _overlap(ext, g[0])
+                                    and not _ordered(op, g[1], g[4], uses_by_op)), None)
+                        if hit is None or (id(rel.op), id(op)) in seen:
+                            continue
+                        seen.add((id(rel.op), id(op)))
+                        gext, wop, wpart, wline, _ = hit
+                        label = _label(b, rel)
+                        out.append(finding(
+                            Kind.RACE_USE_AFTER_RELEASE, Severity.error,
+                            f"{rel.partition} releases {label} at line {rel.line} and then {kind} {operand} at line "
+                            f"{op.line}; {wpart} waits on {label} (line {wline}) and then overwrites the same storage "
+                            f"at line {wop.line}: the {kind[:-1]} is not ordered before that overwrite.",
+                            lines=[rel.line, op.line, wop.line], partitions=[rel.partition, wpart], barrier=label,
+                            evidence={"release_line": rel.line, "access_line": op.line, "overwrite_line": wop.line,
+                                      "acquire_line": wline},
+                            suggestion=f"Arrive on {label} after the last access to the buffer it releases."))
+    return out
+
+
+def _label(b, use) -> str:
+    return b.name + "".join(f"[{s.constant if s.constant is not None else s.value}]" for s in use.slots)
