@@ -52,6 +52,31 @@ def compile_side(python: str, git_dir: str, case: dict, side: dict, out: Path) -
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def _delete_ir_lines(name: str, text: str, patterns: list[str]) -> str:
+    """`ir_delete`: the buggy IR derived from the released compiler's (fixed) output by removing
+    the operations the fix added, for compiler fixes no released version predates. Each pattern
+    must match exactly one line."""
+    lines = text.split("\n")
+    for pat in patterns:
+        hits = [i for i, ln in enumerate(lines) if re.search(pat, ln)]
+        if len(hits) != 1:
+            raise SystemExit(f"{name}: ir_delete pattern {pat!r} matches {len(hits)} lines, need 1")
+        del lines[hits[0]]
+    return "\n".join(lines)
+
+
+def _replace_in_ir_lines(name: str, text: str, edits: list[dict]) -> str:
+    """`ir_replace`: like `ir_delete`, an operand the fix changed put back: in the one line
+    matching `match`, the first `old` becomes `new`."""
+    lines = text.split("\n")
+    for e in edits:
+        hits = [i for i, ln in enumerate(lines) if re.search(e["match"], ln)]
+        if len(hits) != 1 or e["old"] not in lines[hits[0]]:
+            raise SystemExit(f"{name}: ir_replace {e['match']!r} matches {len(hits)} lines (need 1 holding {e['old']!r})")
+        lines[hits[0]] = lines[hits[0]].replace(e["old"], e["new"], 1)
+    return "\n".join(lines)
+
+
 def _checked_expectations(case: dict, text: str) -> list[dict]:
     lines = text.split("\n")
     out = []
@@ -79,7 +104,8 @@ def build(args: argparse.Namespace) -> None:
                 side = case[side_name]
                 out = Path(tmp) / f"{side_name}.ttgir"
                 info = compile_side(args.python, args.git_dir, case, side, out)
-                text = out.read_text()
+                text = _delete_ir_lines(case["name"], out.read_text(), side.get("ir_delete") or [])
+                text = _replace_in_ir_lines(case["name"], text, side.get("ir_replace") or [])
                 source = {
                     "compiler": "fbtriton", "version": info["version"], "target": case["spec"].get("target", "cuda:100"),
                     "repository": "facebookexperimental/triton", "fix": fix_full,
@@ -93,6 +119,11 @@ def build(args: argparse.Namespace) -> None:
                     source["ctas_per_cga"] = case["spec"]["ctas_per_cga"]
                 if side.get("edits"):
                     source["edits"] = side["edits"]
+                for key in ("ir_delete", "ir_replace"):
+                    if side.get(key):
+                        source[key] = side[key]
+                if case["spec"].get("knobs"):
+                    source["knobs"] = case["spec"]["knobs"]
                 if side_name == "buggy":
                     findings, absent = _checked_expectations(case, text), []
                     notes = f"regression (buggy side of {case['fix']}: {title}). {case['notes']}"

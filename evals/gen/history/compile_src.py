@@ -7,7 +7,8 @@ Runs inside an fbtriton virtual environment (the released compiler), on the CPU:
 
 SPEC.json: {"signature": {arg: type}, "constexprs": {name: value}, "num_warps": 4,
 "num_stages": 1, "num_ctas": 1, "ctas_per_cga": [2,1,1] (optional), "target": "cuda:100",
-"edits": [...] (optional, see `apply_edits`), "knobs": {"nvidia.use_meta_ws": true} (optional)}.
+"edits": [...] (optional, see `apply_edits`), "knobs": {"nvidia.use_meta_ws": true} (optional),
+"options": {...} (extra compile options, e.g. maxRegAutoWS)}.
 
 The source is read with `git show COMMIT:PATH` (nothing of the fork is kept in this project);
 it is written to a fixed scratch path so that the IR's `loc(...)` file names, and hence the
@@ -193,7 +194,10 @@ def compile_kernel(src_file: Path, kernel: str, spec: dict) -> str:
     fn = getattr(module, kernel)
     while not isinstance(fn, triton.runtime.JITFunction):  # autotuner / heuristics wrappers
         fn = fn.fn
-    constexprs = dict(spec.get("constexprs") or {})
+    # A constexpr given as {"eval": "EXPR"} is EXPR evaluated in the tutorial's module (its own
+    # dot-attribute tables, `tl.float16`): values JSON cannot spell.
+    constexprs = {k: eval(v["eval"], vars(module)) if isinstance(v, dict) and "eval" in v else v
+                  for k, v in (spec.get("constexprs") or {}).items()}
     signature = dict(spec["signature"])
     signature.update({k: "constexpr" for k in constexprs})
     options = {"num_warps": spec.get("num_warps", 4), "num_stages": spec.get("num_stages", 1),

@@ -144,18 +144,40 @@ def _loosely_same(a, b) -> bool:
                                       for x, y in zip(sa, sb))
 
 
-def _ordered(access: Operation, write: Operation, wait_line_op: Operation, uses_by_op) -> bool:
+def _ordered(analysis, access: Operation, write: Operation, wait_op: Operation, uses_by_op) -> bool:
     """Whether the overwrite is ordered after the access through another barrier: the
     releasing partition arrives on some slot after the access, and the overwriting partition
-    waits on that slot before the overwrite (both in the iteration)."""
+    waits on that slot in its iteration. A wait before the overwrite orders it directly. A wait
+    after it orders the overwrite of the *next* iteration (the one this release lets through)
+    only when it waits for the same iteration's arrival (e.g. the MMA partition waiting for P
+    before the PV MMA); an acquire with the pre-inverted parity waits for the previous
+    iteration's arrival and orders nothing here."""
     later = [(b, u) for op in following_in_iteration(access) for b, u in uses_by_op.get(id(op), ())
              if u.role in _ARRIVE_ROLES]
     if not later:
         return False
-    up = max(0, loop_depth(write) - loop_depth(wait_line_op))
+    up = max(0, loop_depth(write) - loop_depth(wait_op))
     before = [(b, u) for op in preceding_in_iteration(write, up) for b, u in uses_by_op.get(id(op), ())
               if u.role in _WAIT_ROLES]
-    return any(b1 is b2 and _loosely_same(u1, u2) for b1, u1 in later for b2, u2 in before)
+    after = [(b, u) for op in following_in_iteration(write, up) for b, u in uses_by_op.get(id(op), ())
+             if u.role in _WAIT_ROLES and not _inverted(analysis, u)]
+    return any(b1 is b2 and _loosely_same(u1, u2) for b1, u1 in later for b2, u2 in before + after)
+
+
+def _inverted(analysis, use) -> bool:
+    """A wait whose parity is `xori`-ed: the producer-side acquire of a pre-arrived slot."""
+    if use.phase is None:
+        return False
+    defn = analysis.values.lookup(use.phase, use.op)
+    for _ in range(4):  # through an extui/trunci of an i1 parity
+        if not isinstance(defn, OpResult):
+            return False
+        if defn.op.name == "arith.xori":
+            return True
+        if defn.op.name not in ("arith.extui", "arith.trunci", "arith.extsi") or not defn.op.operands:
+            return False
+        defn = analysis.values.lookup(defn.op.operands[0], defn.op)
+    return False
 
 
 def use_after_release(analysis) -> list[Finding]:
@@ -192,7 +214,7 @@ def use_after_release(analysis) -> list[Finding]:
                 for kind, table in (("reads", _READS), ("writes", _WRITES)):
                     for operand, ext in _accesses(analysis, op, table):
                         hit = next((g for g in guarded if _overlap(ext, g[0])
-                                    and not _ordered(op, g[1], g[4], uses_by_op)), None)
+                                    and not _ordered(analysis, op, g[1], g[4], uses_by_op)), None)
                         if hit is None or (id(rel.op), id(op)) in seen:
                             continue
                         seen.add((id(rel.op), id(op)))
