@@ -57,7 +57,10 @@ _WAIT_ROLES = frozenset({Role.WAIT, Role.ACQUIRE, Role.PUT_ENTER, Role.GET_ENTER
 _ARRIVE_ROLES = frozenset({Role.ARRIVE, Role.EXPECT, Role.MMA_ARRIVE, Role.COMMIT, Role.RELEASE, Role.PUT_EXIT,
                            Role.GET_EXIT})
 
-Extent = tuple[int, Fraction, Fraction]  # (id of the allocation op, lo, hi) as fractions of it
+# (id of the allocation op, ring slot, lo, hi): with `ring` None, lo/hi are fractions of the
+# allocation; with `ring` = (definition of a runtime slot index, number of slots), they are
+# fractions of that slot (the ring dimension indexed at run time, as barrier rings are).
+Extent = tuple[int, object, Fraction, Fraction]
 
 
 def extent(analysis, name: str, at: Operation, budget: int = 64) -> Extent | None:
@@ -71,17 +74,21 @@ def extent(analysis, name: str, at: Operation, budget: int = 64) -> Extent | Non
             op = defn.op
             if op.name in ("ttg.local_alloc", "ttng.tmem_alloc"):
                 lo, hi = Fraction(0), Fraction(1)
-                for view in reversed(chain):  # from the allocation towards the access
+                ring = None
+                for k, view in enumerate(reversed(chain)):  # from the allocation towards the access
                     if view.name == "ttg.memdesc_index":
                         placed = _slot_fraction(analysis, view)
                         if placed is None:
-                            return None
+                            if k != 0 or (dyn := _runtime_slot(analysis, view)) is None:
+                                return None
+                            ring = dyn  # the access is in slot `index` of the ring: place within it
+                            continue
                         i, n = placed
                         width = (hi - lo) / n
                         lo, hi = lo + i * width, lo + (i + 1) * width
                     elif view.name not in _KEEP_EXTENT:
                         return None
-                return (id(op), lo, hi)
+                return (id(op), ring, lo, hi)
             if op.name == "ttg.memdesc_index" or op.name in _KEEP_EXTENT:
                 chain.append(op)
                 cur, where = op.operands[0], op
@@ -95,6 +102,17 @@ def extent(analysis, name: str, at: Operation, budget: int = 64) -> Extent | Non
                 continue
         return None
     return None
+
+
+def _runtime_slot(analysis, view: Operation):
+    """(definition of the index, slots) of a `memdesc_index` whose index is a runtime value."""
+    if len(view.operands) < 2 or not view.types:
+        return None
+    src = parse_memdesc(view.types[0])
+    defn = analysis.values.lookup(view.operands[1], view)
+    if src is None or not src.shape or defn is None:
+        return None
+    return defn, src.shape[0]
 
 
 def _slot_fraction(analysis, view: Operation) -> tuple[int, int] | None:
@@ -121,8 +139,34 @@ def _accesses(analysis, op: Operation, table: dict[str, tuple[int, ...]]) -> lis
     return out
 
 
-def _overlap(a: Extent, b: Extent) -> bool:
-    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+def _overlap(a: tuple, b: tuple) -> bool:
+    """`a`, `b`: (extent, definition of the barrier slot index it was reached with or None)."""
+    (ea, bar_a), (eb, bar_b) = a, b
+    if ea[0] != eb[0]:
+        return False
+    ring_a, ring_b = ea[1], eb[1]
+    if ring_a is None and ring_b is None:
+        pass
+    elif ring_a is None or ring_b is None:
+        return False  # one constant slot, one runtime slot: not compared
+    else:
+        # Runtime slots are the same slot when each side indexes the buffer ring with the index
+        # of the barrier slot it synchronizes on, over rings of the same size.
+        if ring_a[1] != ring_b[1] or bar_a is None or bar_b is None:
+            return False
+        if ring_a[0] != bar_a[0] or ring_b[0] != bar_b[0] or bar_a[1] != ring_a[1] or bar_b[1] != ring_b[1]:
+            return False
+    return ea[2] < eb[3] and eb[2] < ea[3]
+
+
+def _barrier_slot(analysis, b, use):
+    """(definition of a runtime slot index, slots of the barrier) of a barrier use, or None."""
+    if not use.slots or use.slots[-1].constant is not None or not b.slots:
+        return None
+    ix = use.trace.indices[0] if use.trace is not None and use.trace.indices else None
+    at = ix.op if ix is not None else use.op
+    defn = analysis.values.lookup(use.slots[-1].value, at)
+    return (defn, b.slots) if defn is not None else None
 
 
 def _slot(use) -> tuple:
@@ -130,11 +174,14 @@ def _slot(use) -> tuple:
 
 
 def _same_slot(a, b) -> bool:
-    """Constant slots must agree; a runtime slot on either side is not compared."""
+    """Constant slots must agree; two runtime slots may be the same slot (the buffer extents
+    then decide, through the index each side uses); a constant against a runtime slot is not
+    compared."""
     sa, sb = _slot(a), _slot(b)
     if len(sa) != len(sb):
         return False
-    return all(isinstance(x, int) and isinstance(y, int) and x == y for x, y in zip(sa, sb))
+    return all((isinstance(x, int) and isinstance(y, int) and x == y)
+               or (not isinstance(x, int) and not isinstance(y, int)) for x, y in zip(sa, sb))
 
 
 def _loosely_same(a, b) -> bool:
@@ -195,7 +242,8 @@ def use_after_release(analysis) -> list[Finding]:
         for rel in b.uses:
             if rel.role is not Role.ARRIVE or rel.partition is None:
                 continue
-            guarded: list[tuple[Extent, Operation, str, int, Operation]] = []
+            guarded: list[tuple] = []  # (extent, barrier slot), writer op, partition, wait line, wait use
+            rel_slot = _barrier_slot(analysis, b, rel)
             for w in waits:
                 if w.partition == rel.partition or not _same_slot(w, rel):
                     continue
@@ -203,7 +251,7 @@ def use_after_release(analysis) -> list[Finding]:
                     if op is w.op:
                         continue
                     for _, ext in _accesses(analysis, op, _WRITES):
-                        guarded.append((ext, op, w.partition, w.line, w.op))
+                        guarded.append(((ext, _barrier_slot(analysis, b, w)), op, w.partition, w.line, w))
             if not guarded:
                 continue
             for op in following_in_iteration(rel.op):
@@ -213,17 +261,17 @@ def use_after_release(analysis) -> list[Finding]:
                     break
                 for kind, table in (("reads", _READS), ("writes", _WRITES)):
                     for operand, ext in _accesses(analysis, op, table):
-                        hit = next((g for g in guarded if _overlap(ext, g[0])
-                                    and not _ordered(analysis, op, g[1], g[4], uses_by_op)), None)
+                        hit = next((g for g in guarded if _overlap((ext, rel_slot), g[0])
+                                    and not _ordered(analysis, op, g[1], g[4].op, uses_by_op)), None)
                         if hit is None or (id(rel.op), id(op)) in seen:
                             continue
                         seen.add((id(rel.op), id(op)))
-                        gext, wop, wpart, wline, _ = hit
+                        gext, wop, wpart, wline, wuse = hit
                         label = _label(b, rel)
                         out.append(finding(
                             Kind.RACE_USE_AFTER_RELEASE, Severity.error,
                             f"{rel.partition} releases {label} at line {rel.line} and then {kind} {operand} at line "
-                            f"{op.line}; {wpart} waits on {label} (line {wline}) and then overwrites the same storage "
+                            f"{op.line}; {wpart} waits on {_label(b, wuse)} (line {wline}) and then overwrites the same storage "
                             f"at line {wop.line}: the {kind[:-1]} is not ordered before that overwrite.",
                             lines=[rel.line, op.line, wop.line], partitions=[rel.partition, wpart], barrier=label,
                             evidence={"release_line": rel.line, "access_line": op.line, "overwrite_line": wop.line,
