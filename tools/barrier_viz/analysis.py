@@ -70,12 +70,19 @@ class Analysis:
 
     @cached_property
     def num_ctas(self) -> int:
-        """CTAs per cluster (`"ttg.num-ctas"`); above 1, peer CTAs share barriers and TMA bytes."""
+        """CTAs per cluster: `"ttg.num-ctas"`, or the cluster shape (`"ttg.cluster-dim-x/y/z"`)
+        when it is larger (TLX 2-CTA kernels launch with `ctas_per_cga=(2,1,1)` and keep
+        num-ctas = 1); above 1, peer CTAs share barriers and TMA bytes."""
         for top in self.sel.ir.operations:
             if top.name == "builtin.module":
                 n = top.attr("ttg.num-ctas")
-                if isinstance(n, int) and not isinstance(n, bool):
-                    return n
+                n = n if isinstance(n, int) and not isinstance(n, bool) else 1
+                dims = 1
+                for axis in "xyz":
+                    d = top.attr(f"ttg.cluster-dim-{axis}")
+                    if isinstance(d, int) and not isinstance(d, bool) and d > 0:
+                        dims *= d
+                return max(n, dims)
         return 1
 
     def partition_name(self, op: Operation) -> str | None:

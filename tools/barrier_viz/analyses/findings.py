@@ -29,6 +29,8 @@ class Kind(str, Enum):
     RACE_MISSING_ACQUIRE = "race.missing_acquire"
     RACE_UNSYNCHRONIZED_READ = "race.unsynchronized_read"
     RACE_EARLY_RELEASE = "race.early_release"
+    RACE_USE_AFTER_RELEASE = "race.use_after_release"
+    RACE_TENSORMAP_REWRITE = "race.tensormap_rewrite"
     TOKEN_NOT_LOOP_CARRIED = "token.not_loop_carried"
     CHANNEL_SAME_PARTITION = "channel.same_partition"
     EXPECT_BYTES_MISMATCH = "expect.bytes_mismatch"

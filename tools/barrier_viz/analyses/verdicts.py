@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 from .coverage import coverage_findings
 from .deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
+from .descriptor_reuse import tensormap_rewrites
 from .explanations import explanation_findings
 from .findings import Finding, Kind, Severity
 from .input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, model_of,
                            name_input, simulate_launch)
+from .release_order import use_after_release
 from .static_checks import static_findings
 
 
@@ -30,7 +32,8 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
     """Static rules, then (with `simulate`) deadlock witnesses within one wall-clock `budget`
     (`analyses.budget.Budget`, default seconds from BARRIER_VIZ_SIM_BUDGET), then the input
     points (`analyses.input_points`) and the user's own `launch` (`check --args/--pid`)."""
-    found = static_findings(analysis) + coverage_findings(analysis)
+    found = static_findings(analysis) + coverage_findings(analysis) + use_after_release(analysis)
+    found += tensormap_rewrites(analysis)
     found += explanation_findings(analysis, found)
     dyn: DeadlockAnalysis | None = None
     inputs: InputSearch | None = None
