@@ -44,7 +44,7 @@ def outcome_of(kind: str, severity: str, evidence: dict[str, Any] | None) -> str
         return evidence["consequence"]
     if severity == "info":
         return HARMLESS
-    if kind in _HANG_KINDS:
+    if kind in _HANG_KINDS or kind.startswith("deadlock."):
         return HANG
     if kind in _EITHER_KINDS:
         return EITHER
