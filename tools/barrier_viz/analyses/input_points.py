@@ -448,10 +448,12 @@ def _rank_combos(sizes: list[int]):
 
 
 def explore_inputs(analysis, params: Params, base_steps: int, *, fixed: set[tuple[str, int]] | None = None,
-                   classify=None) -> InputSearch:
+                   classify=None, deadline=None) -> InputSearch:
     """Find the boundary launches of this kernel and simulate each (favorable schedule, to the
     end). `classify(result)` turns a deadlocked run into findings; `base_steps` (what the main
-    simulation took) bounds what the points may take together, so they at most double it."""
+    simulation took) bounds what the points may take together, so they at most double it, and
+    `deadline` (the command's one time budget, `analyses.budget`) bounds their time: a point
+    not reached in time is listed `not_run`."""
     model = model_of(analysis)
     out = InputSearch(model)
     if model is None or not model.args and not model.pid_axes:
@@ -474,12 +476,12 @@ def explore_inputs(analysis, params: Params, base_steps: int, *, fixed: set[tupl
     for point, ts, obs in chosen:
         shown = set().union(*(site_variables(t.site) for t in ts))
         reasons = [t.describe(obs) for t in ts]
-        if budget <= 0:
+        if budget <= 0 or (deadline is not None and deadline.passed()):
             out.points.append(PointResult(point, reasons, "not_run", 0, names, shown))
             continue
         p = replace(params, arg_values=point.args, program_ids=point.pids, grid=point.grid,
                     max_steps=min(params.max_steps, budget))
-        result = run(fn, p, "favorable")
+        result = run(fn, p, "favorable", deadline=deadline)
         budget -= result.steps
         pr = PointResult(point, reasons, result.outcome, result.steps, names, shown, obs=obs)
         if result.deadlocked and classify is not None:

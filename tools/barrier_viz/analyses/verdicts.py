@@ -58,7 +58,8 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                                    {a.position: a.name for a in (model_of(analysis).args if model_of(analysis) else [])})
         if input_points and dyn.simulated:
             inputs = explore_inputs(analysis, dyn.params, sum(r.steps for r in dyn.runs), fixed=_fixed(analysis, launch),
-                                    classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated))
+                                    classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
+                                    deadline=dyn.budget.deadline if dyn.budget is not None else None)
             # A kernel that already hangs at the main launch is reported once, by that hang: the
             # points then only list where else it hangs (their outcomes), never more verdicts.
             for point in inputs.points if dyn.witness is None else ():

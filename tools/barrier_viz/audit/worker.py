@@ -75,6 +75,7 @@ def _kernels(ir) -> list:
 def check_kernel(sel, simulate: bool, seconds: float | None) -> dict[str, Any]:
     """Findings of one function, within `seconds`; see the module docstring for the fallback."""
     from ..analyses.sync_model import assign_identities, barrier_entries, finding_record, ops_by_line, partition_entries, role_keys
+    from ..analyses.budget import Budget
     from ..analyses.verdicts import check
     from ..analysis import Analysis
 
@@ -83,8 +84,15 @@ def check_kernel(sel, simulate: bool, seconds: float | None) -> dict[str, Any]:
     status, note = "ok", None
     findings = None
     try:
-        with budget(seconds):
-            findings = check(a, simulate=simulate).findings
+        # The one simulation budget (`analyses.budget`) bounds the deadlock runs from inside the
+        # interpreter; the timer is only a backstop for the rest of the analysis.
+        with budget(4 * seconds + 2.0 if seconds else None):
+            result = check(a, simulate=simulate, budget=Budget(seconds) if seconds else None)
+        findings = result.findings
+        runs = result.deadlocks.runs if result.deadlocks is not None else []
+        if any(r.outcome == "bound_reached" for r in runs):
+            status = "bound_reached"
+            note = f"time budget of {seconds:g}s reached while simulating: no verdict from the schedules it cut"
     except BudgetExceeded:
         status = "bound_reached"
         note = f"time budget of {seconds:g}s reached" + (" while simulating; static rules only" if simulate else "")
