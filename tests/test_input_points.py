@@ -148,10 +148,10 @@ def _assert_hang_named(code: int, doc: dict, *names: str) -> dict:
 
 
 def test_split_k_last_split_empty(tmp_path):
-    producer = SPLITK + "\n" + ring_loop("producer", "%c0", "%n")
-    good = kernel(SPLITK, producer, SPLITK + "\n" + peeled_consumer("%has", "%n"))
+    producer = ring_loop("producer", "%c0", "%n")
+    good = kernel(SPLITK, producer, peeled_consumer("%has", "%n"))
     _assert_clean_everywhere(*_check(tmp_path, good))
-    bad = kernel(SPLITK, producer, SPLITK + "\n" + peeled_consumer(None, "%n"))
+    bad = kernel(SPLITK, producer, peeled_consumer(None, "%n"))
     code, doc = _check(tmp_path, bad)
     # the default launch (pid_y = 0, large K) does not hang; the last split of a small K does
     assert doc["simulation"]["runs"][0]["outcome"] in ("completed", "covered")
@@ -161,22 +161,22 @@ def test_split_k_last_split_empty(tmp_path):
 
 
 def test_causal_first_rows_have_no_block(tmp_path):
-    producer = CAUSAL + "\n" + ring_loop("producer", "%c0", "%n")
-    good = kernel(CAUSAL, producer, CAUSAL + "\n" + peeled_consumer("%has", "%n"))
+    producer = ring_loop("producer", "%c0", "%n")
+    good = kernel(CAUSAL, producer, peeled_consumer("%has", "%n"))
     _assert_clean_everywhere(*_check(tmp_path, good))
-    bad = kernel(CAUSAL, producer, CAUSAL + "\n" + peeled_consumer(None, "%n"))
+    bad = kernel(CAUSAL, producer, peeled_consumer(None, "%n"))
     f = _assert_hang_named(*_check(tmp_path, bad), "pid_x")
     assert f["evidence"]["input"]["pids"][0] == 0
 
 
 def test_persistent_with_fewer_tiles_than_ctas(tmp_path):
-    producer = PERSISTENT + "\n" + ring_loop("producer", "%pid", "%tiles", "%np", iv_offset="%pid")
+    producer = ring_loop("producer", "%pid", "%tiles", "%np", iv_offset="%pid")
     consumer_loop = ring_loop("consumer", "%pid", "%tiles", "%np", iv_offset="%pid")
-    good = kernel(PERSISTENT, producer, PERSISTENT + "\n" + consumer_loop)
+    good = kernel(PERSISTENT, producer, consumer_loop)
     _assert_clean_everywhere(*_check(tmp_path, good))
     # the consumer's first tile peeled, unguarded: a CTA with no tile waits forever
     peeled = peeled_consumer(None, "%n")
-    f = _assert_hang_named(*_check(tmp_path, kernel(PERSISTENT, producer, PERSISTENT + "\n" + peeled)), "pid_x")
+    f = _assert_hang_named(*_check(tmp_path, kernel(PERSISTENT, producer, peeled)), "pid_x")
     inp = f["evidence"]["input"]
     assert inp["pids"][0] < inp["grid"][0], "a program id below the program count the kernel reads"
 
@@ -232,8 +232,8 @@ def test_runtime_flag_in_one_partition_only(tmp_path):
 
 
 def test_user_launch_is_simulated_and_listed(tmp_path):
-    producer = SPLITK + "\n" + ring_loop("producer", "%c0", "%n")
-    bad = kernel(SPLITK, producer, SPLITK + "\n" + peeled_consumer(None, "%n"))
+    producer = ring_loop("producer", "%c0", "%n")
+    bad = kernel(SPLITK, producer, peeled_consumer(None, "%n"))
     code, doc = _check(tmp_path, bad, "--args", "K=128", "--pid", "0,3", "--no-input-points")
     assert code == 1
     launch = doc["input_points"]["launch"]
@@ -244,8 +244,8 @@ def test_user_launch_is_simulated_and_listed(tmp_path):
 
 def test_bad_launch_values_are_one_line_errors(tmp_path):
     path = tmp_path / "k.ttgir"
-    producer = SPLITK + "\n" + ring_loop("producer", "%c0", "%n")
-    path.write_text(kernel(SPLITK, producer, SPLITK + "\n" + peeled_consumer("%has", "%n")))
+    producer = ring_loop("producer", "%c0", "%n")
+    path.write_text(kernel(SPLITK, producer, peeled_consumer("%has", "%n")))
     for extra, needle in ((("--args", "Q=3"), "no integer argument named 'Q'"), (("--args", "K"), "NAME=VALUE"),
                           (("--pid", "x"), "not an integer"), (("--pid", "1,2,3,4"), "1 to 3")):
         r = run_cli("check", str(path), *extra)
@@ -254,8 +254,8 @@ def test_bad_launch_values_are_one_line_errors(tmp_path):
 
 
 def test_same_input_same_bytes(tmp_path):
-    producer = CAUSAL + "\n" + ring_loop("producer", "%c0", "%n")
-    bad = kernel(CAUSAL, producer, CAUSAL + "\n" + peeled_consumer(None, "%n"))
+    producer = ring_loop("producer", "%c0", "%n")
+    bad = kernel(CAUSAL, producer, peeled_consumer(None, "%n"))
     path = tmp_path / "k.ttgir"
     path.write_text(bad)
     outs = {run_cli("check", str(path), "--format", "json").stdout for _ in range(2)}
@@ -263,9 +263,9 @@ def test_same_input_same_bytes(tmp_path):
 
 
 def test_report_and_digest_list_the_points(tmp_path):
-    producer = SPLITK + "\n" + ring_loop("producer", "%c0", "%n")
+    producer = ring_loop("producer", "%c0", "%n")
     path = tmp_path / "k.ttgir"
-    path.write_text(kernel(SPLITK, producer, SPLITK + "\n" + peeled_consumer("%has", "%n")))
+    path.write_text(kernel(SPLITK, producer, peeled_consumer("%has", "%n")))
     compact = run_cli("report", str(path), "--format", "compact").stdout
     line = next(x for x in compact.splitlines() if x.startswith("input points: "))
     assert "pid_y=" in line and "completed" in line

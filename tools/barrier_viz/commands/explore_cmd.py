@@ -100,7 +100,7 @@ def render_explore_text(doc: ExploreDoc) -> None:
     out.append(f"{len(doc.schedules)} schedule(s), {doc.states} distinct state(s), {doc.seconds:.2f} s; bounds: "
               + ", ".join(f"{k}={v}" for k, v in b.items()))
     if doc.loops:
-        out.print(f"trips explored (required {doc.bounds.get('trips')} per loop): "
+        out.append(f"trips explored (required {doc.bounds.get('trips')} per loop): "
                   + "; ".join(f"{lp['op']} line {lp['line']}: {lp['trips']}" for lp in doc.loops))
     for f in doc.findings:
         out.append(f"\n{f.severity.value.upper()} {f.kind} -> {f.outcome}  lines {', '.join(map(str, f.lines))}")
