@@ -199,6 +199,18 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
     lines = [b.line for b in blocked]
     parts = [b.thread.name for b in blocked]
     chain = [b.describe() for b in blocked]
+    own = arrivers.get(id(root.wait.slot.ref.alloc), set())
+    if root.wait.slot.named is None and own == {root.thread.name}:
+        # A cycle of one: the only arrivals on the barrier are the waiter's own later operations.
+        return [finding(
+            Kind.DEADLOCK_CYCLE, Severity.error,
+            f"{root.thread.name} waits at line {root.line} (iteration {','.join(map(str, root.wait.iteration)) or '-'}) for "
+            f"a phase of {_barrier_name(root)}, but only {root.thread.name} itself arrives on that barrier, later in its "
+            "own program: it waits for its own future arrival, on every schedule"
+            + (f" (then {'; '.join(f'{b.thread.name} at line {b.line}' for b in blocked[1:])} block behind it)." if blocked[1:] else "."),
+            lines=lines, partitions=parts, barrier=_barrier_name(root), evidence={**witness, "chain": chain, "cause": "self-wait"},
+            suggestion="Issue the operation that arrives on this barrier before the wait, or wait on the phase it "
+                       "completes one use later.")]
     return [finding(
         Kind.DEADLOCK_CYCLE, Severity.error,
         f"Cross-partition cycle: {root.thread.name} waits at line {root.line} for a phase of "
