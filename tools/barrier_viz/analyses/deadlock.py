@@ -94,7 +94,28 @@ def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: 
             analysis.witness = result
             analysis.findings = _classify(result, arrivers, adversarial_only=bool(favorable_ok), gated=gated)
             return analysis
+    _other_side(function, params, runs, trips, budget)
     return analysis
+
+
+def _other_side(function: Operation, params: Params, runs: list[RunResult], trips: int, budget: Budget) -> None:
+    """Runtime conditions that decide which barrier operations run (`scf.if` on a value read from
+    memory) took their then-sides above; run the friendliest schedule once more with their
+    else-sides. A hang there is not a verdict — the condition may never be false on the GPU,
+    or differ between partitions — so it is reported as the run's `limit`, with the lines."""
+    first = runs[0] if runs else None
+    ifs = sorted(first.machine.unknown_ifs) if first is not None and first.machine is not None else []
+    if not ifs or budget.spent():
+        return
+    from dataclasses import replace
+
+    result = run(function, replace(params, unknown_if_else=True), "favorable", stop_trips=trips, deadline=budget.deadline)
+    result.policy = "favorable:else"
+    if result.deadlocked:
+        result.outcome = "limit"
+        result.reason = (f"hangs when the runtime condition(s) of scf.if at line(s) {', '.join(map(str, ifs))} are false "
+                         "(their else-sides run): not judged, the condition may never be false")
+    runs.append(result)
 
 
 def _unmodelled(result: RunResult) -> str:
