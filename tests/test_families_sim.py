@@ -55,7 +55,8 @@ def test_attention_swp_blackwell_waits_on_its_own_later_mma() -> None:
     machine here)."""
     doc, _ = _check("autows/_attn_fwd_persist__hb_blackwell_persist_BM128_BN128_DF2_w4s2_hd128_stage1_swp1.ttgir")
     cycle = [f for f in doc.findings if f.kind == "deadlock.cycle"]
-    assert cycle and cycle[0].barrier == "%p[0]" and "partition1" in cycle[0].partitions
+    assert cycle and cycle[0].barrier == "%p[0]" and cycle[0].partitions[0] == "partition1"
+    assert cycle[0].evidence["cause"] == "self-wait"
 
 
 def test_addmm_subtiled_epilogue_releases_each_bias_buffer_twice() -> None:

@@ -338,3 +338,35 @@ def test_runtime_trip_count_in_one_partition_only_is_a_limit(tmp_path: Path) -> 
     assert not _deadlocks(doc)
     first = doc["simulation"]["runs"][0]
     assert first["outcome"] == "limit" and "assumed trip count" in first["reason"]
+
+
+def test_wait_on_a_barrier_only_the_waiter_arrives_on_later_is_named_a_self_wait(tmp_path: Path) -> None:
+    """A partition-local barrier (an MMA-completion barrier) waited on before the op that
+    arrives on it, in the same partition: no other partition can release it, so the hang holds
+    on every schedule; the finding says so instead of describing a cross-partition cycle."""
+    text = kernel("", "%bar", one_barrier(),
+                  "      %c0 = arith.constant 0 : i32",
+                  f"%b1: {BAR}",
+                  f"      %z = arith.constant 0 : i32\n      ttng.wait_barrier %b1, %z : {BAR}\n"
+                  f"      ttng.arrive_barrier %b1, 1 : {BAR}", BAR)
+    code, doc = _check(tmp_path, text)
+    cycles = [f for f in doc["findings"] if f["kind"] == "deadlock.cycle"]
+    assert cycles and cycles[0]["evidence"]["cause"] == "self-wait"
+    assert "only partition0 itself arrives" in cycles[0]["message"]
+
+
+def test_runtime_if_deciding_barrier_ops_runs_both_sides_without_a_verdict(tmp_path: Path) -> None:
+    """The producer arrives only under `scf.if` on a value read from memory (a runtime flag):
+    the then-side completes; the else-side run would hang the consumer. Which side the GPU takes
+    is unknown, so the second run is reported as a `limit` naming the if, never as a deadlock."""
+    text = kernel("%ptr: !tt.ptr<i1>", "%bar, %ptr", one_barrier(),
+                  f"      %c0 = arith.constant 0 : i32\n      ttng.wait_barrier %bar, %c0 : {BAR}",
+                  f"%b1: {BAR}, %p1: !tt.ptr<i1>",
+                  "      %f = tt.load %p1 : !tt.ptr<i1>\n      scf.if %f {\n"
+                  f"        ttng.arrive_barrier %b1, 1 : {BAR}\n      }}",
+                  f"{BAR}, !tt.ptr<i1>")
+    code, doc = _check(tmp_path, text)
+    assert not _deadlocks(doc)
+    runs = {r["policy"]: r for r in doc["simulation"]["runs"]}
+    assert runs["favorable"]["outcome"] in ("completed", "covered")
+    assert runs["favorable:else"]["outcome"] == "limit" and "scf.if at line" in runs["favorable:else"]["reason"]

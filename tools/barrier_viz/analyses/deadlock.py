@@ -99,7 +99,28 @@ def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: 
             analysis.witness = result
             analysis.findings = _classify(result, arrivers, adversarial_only=bool(favorable_ok), gated=gated)
             return analysis
+    _other_side(function, params, runs, trips, budget)
     return analysis
+
+
+def _other_side(function: Operation, params: Params, runs: list[RunResult], trips: int, budget: Budget) -> None:
+    """Runtime conditions that decide which barrier operations run (`scf.if` on a value read from
+    memory) took their then-sides above; run the friendliest schedule once more with their
+    else-sides. A hang there is not a verdict — the condition may never be false on the GPU,
+    or differ between partitions — so it is reported as the run's `limit`, with the lines."""
+    first = runs[0] if runs else None
+    ifs = sorted(first.machine.unknown_ifs) if first is not None and first.machine is not None else []
+    if not ifs or budget.spent():
+        return
+    from dataclasses import replace
+
+    result = run(function, replace(params, unknown_if_else=True), "favorable", stop_trips=trips, deadline=budget.deadline)
+    result.policy = "favorable:else"
+    if result.deadlocked:
+        result.outcome = "limit"
+        result.reason = (f"hangs when the runtime condition(s) of scf.if at line(s) {', '.join(map(str, ifs))} are false "
+                         "(their else-sides run): not judged, the condition may never be false")
+    runs.append(result)
 
 
 def _unmodelled(result: RunResult) -> str:
@@ -211,6 +232,18 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
     lines = [b.line for b in blocked]
     parts = [b.thread.name for b in blocked]
     chain = [b.describe() for b in blocked]
+    own = arrivers.get(id(root.wait.slot.ref.alloc), set())
+    if root.wait.slot.named is None and own == {root.thread.name}:
+        # A cycle of one: the only arrivals on the barrier are the waiter's own later operations.
+        return [finding(
+            Kind.DEADLOCK_CYCLE, Severity.error,
+            f"{root.thread.name} waits at line {root.line} (iteration {','.join(map(str, root.wait.iteration)) or '-'}) for "
+            f"a phase of {_barrier_name(root)}, but only {root.thread.name} itself arrives on that barrier, later in its "
+            "own program: it waits for its own future arrival, on every schedule"
+            + (f" (then {'; '.join(f'{b.thread.name} at line {b.line}' for b in blocked[1:])} block behind it)." if blocked[1:] else "."),
+            lines=lines, partitions=parts, barrier=_barrier_name(root), evidence={**witness, "chain": chain, "cause": "self-wait"},
+            suggestion="Issue the operation that arrives on this barrier before the wait, or wait on the phase it "
+                       "completes one use later.")]
     return [finding(
         Kind.DEADLOCK_CYCLE, Severity.error,
         f"Cross-partition cycle: {root.thread.name} waits at line {root.line} for a phase of "

@@ -196,6 +196,7 @@ class Params:
     track_races: bool = False
     arg_values: tuple[tuple[int, int], ...] = ()  # (argument position, value) overriding int_args
     max_ops: int = 3_000_000  # operations executed (visible or not) before a run stops
+    unknown_if_else: bool = False  # an scf.if on an unknown condition whose sides differ takes else
     program_ids: tuple[int, ...] = ()  # per axis (x, y, z), overriding program_id
     grid: tuple[int, ...] = ()  # programs per axis, overriding num_programs
 
@@ -245,6 +246,7 @@ class Machine:
         self.named: dict[int, BarrierSlot] = {}  # named barrier id -> its state
         self.arith_plans: dict[int, tuple] = {}  # id(op) -> what `_arith` needs of it
         self.assumed: dict[int, set[int]] = {}  # thread -> lines of loops whose trip count was assumed
+        self.unknown_ifs: set[int] = set()  # lines of scf.if on unknown conditions whose sides differ
         self.deadline = None  # a budget.Deadline: the run stops once it has passed
         if self.params.track_races:
             from .hb import HappensBefore
@@ -855,9 +857,38 @@ def _h_while(m: Machine, op: Operation, env, who, it):
         m.loop_trips[id(op)] = max(m.loop_trips.get(id(op), 0), k)
 
 
+_BARRIER_OPS = frozenset({"ttng.wait_barrier", "ttng.arrive_barrier", "ttng.barrier_expect", "ttng.tc_gen5_commit",
+                          "ttng.async_tma_copy_global_to_local", "ttng.async_tma_gather", "ttng.tc_gen5_mma",
+                          "ttng.tc_gen5_mma_scaled", "ttng.wait_barrier_named", "ttng.arrive_barrier_named",
+                          "ttng.async_clc_try_cancel", "ttng.clc_try_cancel", "ttng.init_barrier",
+                          "nvws.producer_acquire", "nvws.consumer_wait", "nvws.producer_commit",
+                          "nvws.consumer_release"})
+_IF_DIFFERS: dict[int, tuple] = {}
+
+
+def _branches_differ(op: Operation) -> bool:
+    """Do the two sides of this `scf.if` run different barrier operations?"""
+    cached = _IF_DIFFERS.get(id(op))
+    if cached is None or cached[0] is not op:
+        sides = []
+        for region in op.regions[:2]:
+            names = sorted(o.name for top in region.operations() for o in top.walk() if o.name in _BARRIER_OPS)
+            sides.append(names)
+        while len(sides) < 2:
+            sides.append([])
+        cached = _IF_DIFFERS[id(op)] = (op, sides[0] != sides[1])
+    return cached[1]
+
+
 def _h_if(m: Machine, op: Operation, env, who, it):
     cond = env.get(op.operands[0]) if op.operands else None
-    branch = 0 if _truthy(cond) else 1
+    if cond is None and _branches_differ(op):
+        # A runtime condition deciding which barrier operations run: one run takes then, the
+        # other (`unknown_if_else`) takes else; which side the GPU takes is not known here.
+        m.unknown_ifs.add(op.line)
+        branch = 1 if m.params.unknown_if_else else 0
+    else:
+        branch = 0 if _truthy(cond) else 1
     if branch >= len(op.regions) or not op.regions[branch].blocks:
         for r in op.results:
             env[r] = None
