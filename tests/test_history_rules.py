@@ -8,6 +8,7 @@ after each fix (evals/cases/regression.*, built by evals/gen/history/build.py).
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import sys
 from pathlib import Path
@@ -97,6 +98,21 @@ def test_tensormap_rewrite_on_the_grouped_gemm_fix():
     assert tensormap_rewrites(_analysis(_case_input(case + ".fixed"))) == []
 
 
+def test_hardware_commit_on_a_warp_barrier_is_a_hang():
+    """8be187601: tmem_full allocated as a warp barrier (init count 32, one arrival per thread)
+    but signalled by tcgen05_commit, which arrives once: the epilogue's first wait never passes.
+    The fixed source allocates it with alloc_barriers (count 1)."""
+    from barrier_viz.analyses.verdicts import check
+
+    case = "regression.tlx_gemm_ws_warp_barrier.8be187601"
+    hangs = [f for f in check(Analysis(select(str(_case_input(case + ".buggy")), require_function=True))).findings
+             if f.severity.value == "error" and f.kind.startswith("deadlock.")]
+    assert hangs and {76, 215} <= set(hangs[0].lines) and hangs[0].partitions == ["default"]
+    assert "31 of 32" in hangs[0].message
+    fixed = gzip.decompress(_case_input(case + ".fixed").read_bytes()).decode()
+    assert "ttng.init_barrier %tmem_full_bars_9, 1 " in fixed
+
+
 def test_cluster_shape_counts_as_ctas():
     """TLX 2-CTA kernels keep "ttg.num-ctas" = 1 and launch with a 2x1x1 cluster."""
     analysis = _analysis(_case_input("regression.tlx_fa_2cta_persistent.54f380ebb.fixed"))
@@ -105,7 +121,7 @@ def test_cluster_shape_counts_as_ctas():
 
 def test_regression_cases_record_where_they_come_from():
     folders = sorted(p for p in CASES.glob("regression.*") if (p / "expected.yaml").is_file())
-    assert len(folders) >= 14
+    assert len(folders) >= 16
     sides: dict[str, set[str]] = {}
     for folder in folders:
         spec = yaml.safe_load((folder / "expected.yaml").read_text())
