@@ -9,7 +9,6 @@ snapshot with and without its fix (the two back-edges). Corpus tests skip when i
 from __future__ import annotations
 
 import difflib
-import os
 import random
 import re
 import sys
@@ -25,7 +24,7 @@ from barrier_viz.session import select
 from cli_support import FIXTURES, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("BARRIER_VIZ_CORPUS", REPO.parent / "shared" / "corpus"))
+from corpus_units import CORPUS  # noqa: E402 - the one place the corpus is located
 GPU = CORPUS / "gpu"
 MUTANTS = sorted(p for p in GPU.glob("*/*_L*.ttgir")) if GPU.is_dir() else []
 FIXTURE = FIXTURES / "gemm_ws_persistent.ttgir"

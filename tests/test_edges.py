@@ -99,11 +99,11 @@ def test_usage_errors_are_one_line_exit_2(args: list[str], message: str) -> None
 
 
 def test_usage_error_in_a_real_process() -> None:
-    proc = subprocess.run([sys.executable, "-m", "barrier_viz", "ops", str(WS_FINAL), "--nope"],
+    proc = subprocess.run([sys.executable, "-m", "barrier_viz", "ops", str(WS_FINAL), "--no-such-flag"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.splitlines() == [
-        "barrier-viz: error: ops: No such option: --nope (see `barrier-viz ops --help`)"]
+        "barrier-viz: error: ops: No such option: --no-such-flag (see `barrier-viz ops --help`)"]
 
 
 def test_help_still_prints_help() -> None:

@@ -5,14 +5,13 @@ Two parts:
 * hand-written fixtures (`fixtures/families/`, plus `fixtures/coverage/fa_packed_persistent.ttgir`
   edited in place): one test per rule change, the kernel engineer's reason in the docstring,
   and the mutant that must still be caught;
-* the shared corpus of unmodified tutorial outputs (`../shared/corpus/families/`, skipped when
+* the shared corpus of unmodified tutorial outputs (`families/` of the shared corpus, skipped when
   absent): per family, `check` on every file gives 0 error findings and 0 `deadlock.*`, and
   exactly the warnings listed below, each with the reason it is true. A new warning fails.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from barrier_viz.analysis import Analysis
 from barrier_viz.session import select
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("BARRIER_VIZ_CORPUS", REPO.parent / "shared" / "corpus"))
+from corpus_units import CORPUS  # noqa: E402 - the one place the corpus is located
 FAMILIES = CORPUS / "families"
 FIX = Path(__file__).parent / "fixtures" / "families"
 CLUSTER = FIX / "cluster_tx_bytes.ttgir"

@@ -10,7 +10,6 @@ expects follows from the edit; the GPU labels of the same mutants are in evals/c
 from __future__ import annotations
 
 import gzip
-import os
 import json
 from pathlib import Path
 
@@ -136,7 +135,7 @@ def test_consumer_first_wait_on_parity_one_is_a_race(tmp_path):
             assert "race.unsynchronized_read" in _errors(_check(tmp_path, m.text)), m.name
 
 
-CORPUS = Path(os.environ.get("BARRIER_VIZ_CORPUS", Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"))
+from corpus_units import CORPUS  # noqa: E402 - the one place the corpus is located
 ADDMM = CORPUS / "families" / "autows"
 
 
