@@ -170,7 +170,8 @@ def coverage(analysis) -> Coverage:
 def coverage_findings(analysis) -> list[Finding]:
     """`race.packed_tmem_overwrite`, `race.redundant_zero_store` and `buffer.single_copy`."""
     cov = coverage(analysis)
-    out = [f for t in cov.packed for f in _packed_findings(t)]
+    packed = [f for t in cov.packed for f in _packed_findings(t)]
+    out = _cluster_limit(packed) if analysis.num_ctas > 1 else packed
     out += [f for r in cov.accumulators for f in _accumulator_findings(r)]
     out += single_copy_findings(analysis)
     return out
@@ -838,6 +839,24 @@ def _packed_findings(t: PackedTable) -> list[Finding]:
             suggestion="Add, in the writer's partition, a wait on this range's release by its reader, placed at the "
                        "reader's loop level (before the inner loop for an outer-cadence reader) with that loop's phase."))
     return out
+
+
+def _cluster_limit(found: list[Finding]) -> list[Finding]:
+    """In a CTA cluster (2-CTA `tc_gen5_mma`, multicast, remote arrives) the release that orders
+    a packed range before its overwrite may be a peer CTA's arrival, or the writer may be the
+    leader CTA's MMA issued for both CTAs; the rows are computed for one CTA and cannot see
+    either. A ✗ row there is a stated limit (one `model.limit` note), not a verdict."""
+    if not found:
+        return []
+    rows = [f"{f.evidence['row']['label']} (lines {', '.join(map(str, f.lines))})" for f in found]
+    return [finding(
+        Kind.MODEL_LIMIT, Severity.info,
+        f"packed-TMEM overwrite ordering not judged in a CTA cluster: {len(found)} row(s) look unordered for one "
+        f"CTA ({'; '.join(rows[:4])}{'; ...' if len(rows) > 4 else ''}), but the ordering release may be a peer "
+        "CTA's arrival, which the one-CTA coverage tables do not model.",
+        lines=sorted({line for f in found for line in f.lines}),
+        evidence={"rule": Kind.RACE_PACKED_TMEM_OVERWRITE.value, "would_report": [
+            {"severity": f.severity.value, "message": f.message} for f in found]})]
 
 
 def _accumulator_findings(r: AccumulatorRow) -> list[Finding]:

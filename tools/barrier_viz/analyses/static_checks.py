@@ -322,10 +322,11 @@ def tma_channel_races(analysis) -> list[Finding]:
             continue
         writer_parts = {pname(w) for w, _ in writers}
         depth = min(loop_depth(w) for w, _ in writers)
-        readers = [r for r in reads.get(buf, []) if pname(r) is not None and pname(r) not in writer_parts
-                   and not _reads_own_write(analysis, r, buf)]
+        readers = [r for r in reads.get(buf, []) if pname(r) is not None and pname(r) not in writer_parts]
         full_bars = {bar for _, bar in writers if bar is not None}
-        for r in readers:
+        # A reader of what its own partition just stored needs no full-wait (program order), but
+        # it still reads the slot: the copy that refills it must wait for its release (below).
+        for r in (r for r in readers if not _reads_own_write(analysis, r, buf)):
             up = max(0, loop_depth(r) - depth)
             waited = {k for p in _same_iteration(r, up) for k, _ in waits_by_op.get(id(p), [])}
             if full_bars and not (waited & full_bars):
@@ -341,8 +342,13 @@ def tma_channel_races(analysis) -> list[Finding]:
             up = max(0, loop_depth(r) - depth)
             released = {k for f in following_in_iteration(r, up) for k, _ in barrier_of_use.get(id(f), [])}
             by_partition.setdefault(pname(r), set()).update(released)
+        reader_depth = min((loop_depth(r) for r in readers), default=None)
         for w, _ in writers:
-            waited = {k for p in _same_iteration(w) for k, _ in waits_by_op.get(id(p), [])}
+            # A reader at an outer loop level (a tile's epilogue reading what an inner loop
+            # filled) is released once per outer iteration: the refill's acquire may sit at that
+            # level, before the inner loop.
+            up = max(0, loop_depth(w) - reader_depth) if reader_depth is not None else 0
+            waited = {k for p in _same_iteration(w, up) for k, _ in waits_by_op.get(id(p), [])}
             if any(k[0] is not None and not analysis.arrivers.get(k[0]) for k in waited):
                 continue  # it waits on a barrier nothing arrives on: a deadlock, reported as such
             missing = [q for q, rel in by_partition.items() if rel and not (waited & rel)]
