@@ -87,3 +87,13 @@ def test_the_witness_schedule_decides_between_hang_and_timing():
     assert outcome_of("race.missing_acquire", "error", {"witness": {"policy": "reverse", "blocked": blocked}}) == EITHER
     assert outcome_of("race.missing_acquire", "error", {}) == WRONG
     assert outcome_of("race.redundant_zero_store", "warning", {}) == HARMLESS
+
+
+def test_a_stated_limit_is_not_judged_rather_than_harmless():
+    """A `model.limit` (an op or a cluster the model does not cover) or an unresolved value says
+    nothing about the kernel: calling it harmless would be a verdict the tool cannot give."""
+    from barrier_viz.analyses.outcome import NOT_JUDGED
+
+    assert outcome_of("model.limit", "info", {}) == NOT_JUDGED
+    assert outcome_of("limit.unresolved_value", "info", {}) == NOT_JUDGED
+    assert outcome_of("buffer.single_copy", "info", {}) == HARMLESS

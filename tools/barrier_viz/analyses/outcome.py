@@ -11,7 +11,9 @@ consequence. Every finding gets one of four outcomes, derived here and nowhere e
   which partition runs ahead (a constant parity in a loop; a race whose simulated witness
   blocks only under an adversarial schedule);
 * `harmless`: an info finding (over-synchronization, a single-copy buffer, an explanation of why
-  an unpaired arrive or an unused barrier is fine), or a warning whose access is ordered anyway.
+  an unpaired arrive or an unused barrier is fine), or a warning whose access is ordered anyway;
+* `not judged`: a stated limit (`model.limit`, `limit.unresolved_value`): the IR has something the
+  model does not cover there, so the finding says nothing either way about the kernel.
 
 The evidence decides between them where the kind alone cannot: a race carrying a deadlock
 witness reads as a hang when the witness's schedule is the favorable one (the friendliest order
@@ -26,7 +28,9 @@ HANG = "hang"
 WRONG = "wrong results"
 EITHER = "hang or wrong results, depending on timing"
 HARMLESS = "harmless"
-OUTCOMES = (HANG, WRONG, EITHER, HARMLESS)
+NOT_JUDGED = "not judged"
+OUTCOMES = (HANG, WRONG, EITHER, HARMLESS, NOT_JUDGED)
+_LIMIT_KINDS = {"model.limit", "limit.unresolved_value"}
 
 _HANG_KINDS = {"deadlock.no_producer", "deadlock.parity_cadence", "deadlock.cycle", "expect.bytes_mismatch"}
 _EITHER_KINDS = {"phase.constant_in_loop"}
@@ -40,6 +44,8 @@ _EVIDENCE_KINDS = {"channel.same_partition", "arrive.unpaired"}
 def outcome_of(kind: str, severity: str, evidence: dict[str, Any] | None) -> str:
     """The headline outcome of one finding (see the module docstring)."""
     evidence = evidence or {}
+    if kind in _LIMIT_KINDS:
+        return NOT_JUDGED
     if kind in _EVIDENCE_KINDS and evidence.get("consequence") in OUTCOMES:
         return evidence["consequence"]
     if severity == "info":
