@@ -77,9 +77,9 @@ def simulation_runs(sim: dict[str, Any], sep: str = ": ") -> str:
 
 def explore_note(simulated: bool) -> str:
     """What `check` covers and that `explore` looks further: the two can differ by race pairs."""
-    return ("check runs the static rules" + (" and the systematic schedules above" if simulated else "")
-            + "; `barrier-viz explore` looks further (each partition starved in turn, random schedules, "
-              "happens-before race tracking) and can report race pairs that check does not")
+    return ("static rules" + (" + the schedules above" if simulated else "")
+            + "; `barrier-viz explore` looks further (starved partitions, random schedules, happens-before "
+              "races) and can add race pairs")
 
 
 def _inputs_summary(result: CheckResult) -> dict[str, Any] | None:
@@ -90,6 +90,11 @@ def _inputs_summary(result: CheckResult) -> dict[str, Any] | None:
     if result.launch is not None:
         out["launch"] = result.launch.as_dict()
     return out
+
+
+def _short_reason(reason: str) -> str:
+    """An input point's reason without its trip-count formula (the JSON keeps it whole)."""
+    return reason.split(" (trip count ")[0]
 
 
 def render_check_text(doc: CheckDoc) -> None:
@@ -125,7 +130,11 @@ def render_check_text(doc: CheckDoc) -> None:
         for p in ip["points"]:
             found = f" -> {', '.join(p['findings'])}" if p["findings"] else ""
             out.append(f"  {p['input']}: {p['outcome']}{found}")
-            for r in p["reasons"]:
-                out.append(f"    {r}")
+            if p["outcome"] == "completed":
+                continue  # why each launch was chosen matters where it did not complete (JSON: all)
+            for r in p["reasons"][:2]:
+                out.append(f"    {_short_reason(r)}")
+            if len(p["reasons"]) > 2:
+                out.append(f"    (+{len(p['reasons']) - 2} more boundaries at this launch; `--format json` lists them)")
     out.append(f"note: {explore_note(bool(doc.simulation))}")
     print_lines(out)
