@@ -28,9 +28,16 @@ def test_sample_report_regenerates_identically(monkeypatch):
     path = CORPUS / source.split("corpus/", 1)[1]  # the same file wherever BARRIER_VIZ_CORPUS puts it
     if not path.exists():
         pytest.skip(f"{path} (the shared corpus) is not present (set BARRIER_VIZ_CORPUS)")
-    r = run_cli("report", str(path))
-    assert r.exit_code == 0, r.stderr
-    assert r.stdout.replace(str(path), source) == text, "docs/samples is stale: rerun scripts/gen_samples.sh"
+    if (ROOT / source).resolve() == path.resolve():
+        # The path as the sample names it: prose wraps at a width, so the path's length matters.
+        r = run_cli("report", source)
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout == text, "docs/samples is stale: rerun scripts/gen_samples.sh"
+    else:  # a corpus elsewhere: its path wraps differently; compare the words
+        r = run_cli("report", str(path))
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout.replace(str(path), source).split() == text.split(), \
+            "docs/samples is stale: rerun scripts/gen_samples.sh"
 
 
 def test_sample_report_has_every_section():

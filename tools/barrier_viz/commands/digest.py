@@ -324,7 +324,7 @@ def _barriers(doc: dict[str, Any]) -> list[str]:
         alloc = b.get("alloc") or {}
         mech = ",".join(b.get("mechanisms") or []) or "?"
         counts = ",".join(str(c) for c in b.get("init_counts") or []) or "?"
-        rows.append(f"{b['id']} | {alloc.get('name')} {alloc.get('op', '').split('.')[-1]} L{alloc.get('line')} | "
+        rows.append(f"{b['id']} | {alloc.get('name')} {(alloc.get('op') or '').split('.')[-1]} L{alloc.get('line')} | "
                     f"{b.get('slots')} slot(s) count {counts} | {mech}")
         regions: OrderedDict[str, OrderedDict[str, list[str]]] = OrderedDict()
         for a in b.get("aliases") or []:
@@ -358,7 +358,7 @@ def _coverage(doc: dict[str, Any]) -> list[str]:
     if not packed:
         rows.append("packed TMEM: no allocation has column-packed members")
     for t in packed:
-        writers = "; ".join(f"{w.get('op', '').split('.')[-1]} L{w.get('line')} {_part(w.get('partition'))} useD={w.get('use_d')} "
+        writers = "; ".join(f"{(w.get('op') or '').split('.')[-1]} L{w.get('line')} {_part(w.get('partition'))} useD={w.get('use_d')} "
                             f"cols {'-'.join(str(c) for c in w.get('columns') or [])}" for w in t.get("writers") or [])
         rows.append(f"packed id={t.get('buffer_id')} owner {t.get('owner')} L{t.get('owner_line')} | writer {writers or 'none'}")
         for r in t.get("rows") or []:
