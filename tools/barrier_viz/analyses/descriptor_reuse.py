@@ -18,8 +18,8 @@ the copies through another partition), so the rule only fires when nothing can.
 
 from __future__ import annotations
 
-from ..facts.values import OpResult
-from ..ir.model import BlockArgument, Operation
+from ..facts.values import OpResult, captured_operand
+from ..ir.model import Operation
 from .findings import Finding, Kind, Severity, finding
 from .static_checks import following_in_iteration, innermost_loop, loop_depth, preceding_in_iteration
 
@@ -42,12 +42,10 @@ def _scratch(analysis, name: str, at: Operation, budget: int = 32) -> Operation 
                 name, at = defn.op.operands[0], defn.op
                 continue
             return None
-        if isinstance(defn, BlockArgument):
-            block = defn.block
-            owner = block.region.parent if block is not None and block.region is not None else None
-            if owner is not None and owner.name == "ttg.warp_specialize" and defn.index < len(owner.operands):
-                name, at = owner.operands[defn.index], owner
-                continue
+        cap = captured_operand(defn)
+        if cap is not None:
+            name, at = cap
+            continue
         return None
     return None
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..facts.barriers import BarrierKind, Role, constant_value
-from ..facts.values import OpResult
-from ..ir.model import BlockArgument, Operation
+from ..facts.values import OpResult, captured_operand
+from ..ir.model import Operation
 from ..ir.types import parse_memdesc
 from .findings import Finding, Kind, Severity, finding
 from .static_checks import following_in_iteration, loop_depth, preceding_in_iteration
@@ -94,12 +94,10 @@ def extent(analysis, name: str, at: Operation, budget: int = 64) -> Extent | Non
                 cur, where = op.operands[0], op
                 continue
             return None
-        if isinstance(defn, BlockArgument):
-            block = defn.block
-            owner = block.region.parent if block is not None and block.region is not None else None
-            if owner is not None and owner.name == "ttg.warp_specialize" and defn.index < len(owner.operands):
-                cur, where = owner.operands[defn.index], owner
-                continue
+        cap = captured_operand(defn)
+        if cap is not None:
+            cur, where = cap
+            continue
         return None
     return None
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from math import prod
 
 from ..ir.model import Operation, ParsedIR
-from .values import OpResult, ValueIndex
+from .values import OpResult, ValueIndex, captured_operand
 
 RANK_OPS = frozenset({"nvg.cluster_id", "ttng.cluster_cta_id", "nvgpu.cluster_id"})
 _MAX_DEPTH = 64
@@ -88,11 +88,8 @@ class RankEvaluator:
 
     def _capture(self, defn, rank: int, depth: int) -> int | None:
         """A partition capture is the value passed to `ttg.warp_specialize`."""
-        block = getattr(defn, "block", None)
-        owner = block.region.parent if block is not None and block.region is not None else None
-        if owner is not None and owner.name == "ttg.warp_specialize" and defn.index < len(owner.operands):
-            return self._eval(owner.operands[defn.index], owner, rank, depth + 1)
-        return None
+        cap = captured_operand(defn)
+        return self._eval(cap[0], cap[1], rank, depth + 1) if cap is not None else None
 
 
 def _apply(op: Operation, a: list[int]) -> int | None:

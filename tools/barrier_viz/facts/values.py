@@ -81,3 +81,16 @@ class ValueIndex:
 
 def defining_op(defn: Definition | None) -> Operation | None:
     return defn.op if isinstance(defn, OpResult) else None
+
+
+def captured_operand(defn) -> tuple[str, Operation] | None:
+    """For a block argument of a `ttg.warp_specialize` partition region: the value the parent
+    passes for it (its capture) and the warp_specialize op; None for anything else. The one
+    place that hops from a partition's argument to the parent's value."""
+    if not isinstance(defn, BlockArgument):
+        return None
+    block = defn.block
+    owner = block.region.parent if block is not None and block.region is not None else None
+    if owner is not None and owner.name == "ttg.warp_specialize" and defn.index < len(owner.operands):
+        return owner.operands[defn.index], owner
+    return None
