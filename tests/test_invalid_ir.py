@@ -225,6 +225,22 @@ def test_line_continuation_is_named_at_the_backslash(tmp_path: Path) -> None:
     assert run_cli("ops", str(ok)).exit_code == 0
 
 
+def test_input_cut_inside_an_attribute_alias_is_truncated_ir(tmp_path: Path) -> None:
+    """A file cut off in its alias header (a partial copy, a dump interrupted early) is truncated
+    IR: exit 2 at the bracket left open, not an empty report."""
+    path = tmp_path / "cut.ttgir"
+    path.write_text("#loc = loc(\"k.py\":1:0)\n#shared = #ttg.swizzled_shared<{vec = 1, order = ")
+    run = run_cli("check", str(path))
+    assert run.exit_code == 2
+    m = ERROR.match(run.stderr.strip())
+    assert m and (int(m["line"]), int(m["col"])) == (2, 31)
+    assert m["what"].startswith("unexpected end of input")
+    # An alias whose brackets close, with `->` inside (an affine map), is fine.
+    ok = tmp_path / "ok.mlir"
+    ok.write_text("#map = affine_map<(d0) -> (d0)>\nmodule {\n  tt.func @f() {\n    tt.return\n  }\n}\n")
+    assert run_cli("ops", str(ok)).exit_code == 0
+
+
 # -- no input crashes any command ----------------------------------------------------------------
 def _text(name: str, text: str | bytes) -> Callable[[Path], list[str]]:
     def make(tmp: Path) -> list[str]:

@@ -208,6 +208,14 @@ class _Structurer:
 
             if kind == "D":
                 self._alias(text)
+                opener = _unclosed_bracket(text)
+                if opener is not None:
+                    col = atom[3] + opener
+                    if i == n - 1:  # the input ends inside the alias: truncated IR
+                        raise IRSyntaxError(f"unexpected end of input: '{text[opener]}' of the attribute alias "
+                                            f"is not closed", line, col)
+                    self.diagnostics.append(Diagnostic("warning", f"'{text[opener]}' of the attribute alias is not "
+                                                       "closed on its line", line, col))
                 i += 1
                 continue
             if kind == "}":
@@ -566,6 +574,30 @@ def _expand_result(text: str) -> list[str]:
     if count is None:
         return [name]
     return [f"{name}#{k}" for k in range(int(count))]
+
+
+_PAIRS = {"<": ">", "{": "}", "[": "]", "(": ")"}
+
+
+def _unclosed_bracket(text: str) -> int | None:
+    """Offset of the first bracket of an alias definition left open (strings and `->` skipped),
+    or None when every bracket closes."""
+    stack: list[int] = []
+    k, n = 0, len(text)
+    while k < n:
+        c = text[k]
+        if c == '"':
+            k += 1
+            while k < n and text[k] != '"':
+                k += 2 if text[k] == "\\" else 1
+        elif c == "-" and text.startswith("->", k):
+            k += 1
+        elif c in _PAIRS:
+            stack.append(k)
+        elif c in ">}])" and stack and _PAIRS[text[stack[-1]]] == c:
+            stack.pop()
+        k += 1
+    return stack[0] if stack else None
 
 
 def _parse_block_label(atom: Atom) -> tuple[str, list[BlockArgument]]:
