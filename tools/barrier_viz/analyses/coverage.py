@@ -832,7 +832,8 @@ def _packed_findings(t: PackedTable) -> list[Finding]:
         parts = [writer.partition] + [c.partition for c in row.consumers] if writer else []
         out.append(finding(
             Kind.RACE_PACKED_TMEM_OVERWRITE, sev,
-            f"{row.label} ({_span(row.columns)} of {t.owner}, buffer.id {t.buffer_id}) is overwritten "
+            f"{row.label} ({_span(row.columns)} of {t.owner}"
+            + (f", buffer.id {t.buffer_id}" if t.buffer_id is not None else "") + ") is overwritten "
             f"by the full-overwrite writer at line {writer.line if writer else '?'}: {row.reason}",
             lines=row.evidence + ([writer.line] if writer else []), partitions=parts, buffer_id=t.buffer_id,
             evidence={"row": row.model_dump(), "owner": t.owner, "stage": t.stage},

@@ -238,8 +238,8 @@ def _grouped(uses: list[dict[str, Any]], *, wait: bool) -> "OrderedDict[str, lis
         parts = [_part(u.get("partition"))]
         slot, phase = _formula(u.get("slot")), _formula(u.get("phase"))
         if wait:
-            if max(len(slot), len(phase)) > LONG_FORMULA and _samples(u):
-                parts.append(f"{_samples(u)} (long formula: see phases)")
+            if max(len(slot), len(phase)) > LONG_FORMULA:
+                parts.append(f"{_samples(u) or 'slot, parity'} (long formula: see phases)")
             else:
                 parts.append(f"slot {slot} parity {phase}")
             if u.get("side"):
@@ -334,15 +334,15 @@ def _barriers(doc: dict[str, Any]) -> list[str]:
             rows.append("  aliases " + " | ".join(
                 f"{r}: " + "; ".join(f"{k} {' '.join(dict.fromkeys(v))}" for k, v in kinds.items())
                 for r, kinds in regions.items()))
-        uses: OrderedDict[str, list[int]] = OrderedDict()
+        # Uses grouped by partition, like the aliases: `main: init L129,131, wait L137 | ...`.
+        by_part: OrderedDict[str, OrderedDict[str, list[int]]] = OrderedDict()
         for u in b.get("uses") or []:
-            role = u.get("role") or u.get("op", "?").split(".")[-1]
-            key = f"{role} {_part(u.get('partition'))}"
-            if _real_predicate(u.get("predicate")):
-                key += f" if {u['predicate']}"
-            uses.setdefault(key, []).append(u.get("line"))
-        if uses:
-            rows.append("  uses " + "; ".join(f"{k} {_lines(v)}" for k, v in uses.items()))
+            role = u.get("role") or (u.get("op") or "?").split(".")[-1]
+            key = role + (f" if {u['predicate']}" if _real_predicate(u.get("predicate")) else "")
+            by_part.setdefault(_part(u.get("partition")), OrderedDict()).setdefault(key, []).append(u.get("line"))
+        if by_part:
+            rows.append("  uses " + " | ".join(
+                f"{part}: " + ", ".join(f"{k} {_lines(v)}" for k, v in keys.items()) for part, keys in by_part.items()))
     for u in doc.get("unresolved") or []:
         rows.append(f"unresolved: {u}")
     return rows
@@ -360,7 +360,7 @@ def _coverage(doc: dict[str, Any]) -> list[str]:
     for t in packed:
         writers = "; ".join(f"{(w.get('op') or '').split('.')[-1]} L{w.get('line')} {_part(w.get('partition'))} useD={w.get('use_d')} "
                             f"cols {'-'.join(str(c) for c in w.get('columns') or [])}" for w in t.get("writers") or [])
-        rows.append(f"packed id={t.get('buffer_id')} owner {t.get('owner')} L{t.get('owner_line')} | writer {writers or 'none'}")
+        rows.append(f"packed id={'-' if t.get('buffer_id') is None else t.get('buffer_id')} owner {t.get('owner')} L{t.get('owner_line')} | writer {writers or 'none'}")
         for r in t.get("rows") or []:
             cols = r.get("columns") or []
             span = str(cols[0]) if len(cols) == 2 and cols[0] == cols[1] else "-".join(str(c) for c in cols)
@@ -413,9 +413,8 @@ def _findings(doc: dict[str, Any]) -> list[str]:
     if ip.get("launch"):
         rows.append(f"your launch ({ip['launch']['input']}): {ip['launch']['outcome']}")
     if ip.get("points"):
-        rows.append("input points: " + "; ".join(f"{p['input']} {p['outcome']}" for p in ip["points"]))
-    rows.append("scope: static rules" + (" + the schedules above" if sim else "") + "; `explore` looks further "
-                "(starved partitions, random schedules, happens-before races) and can add race pairs")
+        rows.append("input points: " + "; ".join(f"{p['input'].replace(', ', ',')} {p['outcome']}" for p in ip["points"]))
+    rows.append("scope: static rules" + (" + schedules" if sim else "") + "; `explore` looks further (more races)")
     return rows
 
 
