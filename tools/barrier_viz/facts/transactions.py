@@ -28,9 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..ir.model import BlockArgument, Operation
+from ..ir.model import Operation
 from .cluster import RANK_OPS, Cluster, RankEvaluator
-from .values import OpResult, ValueIndex
+from .values import OpResult, ValueIndex, captured_operand
 
 CLC_RESPONSE_BYTES = 16
 # op -> (barrier operand, data operand, fixed byte count or None: the data view's bytes)
@@ -148,10 +148,8 @@ class Counter:
                 if d.op.name in RANK_OPS:
                     return True
                 stack.extend((o, d.op) for o in d.op.operands)
-            elif isinstance(d, BlockArgument) and d.block is not None and d.block.region is not None:
-                owner = d.block.region.parent
-                if owner is not None and owner.name == "ttg.warp_specialize" and d.index < len(owner.operands):
-                    stack.append((owner.operands[d.index], owner))
+            elif (cap := captured_operand(d)) is not None:
+                stack.append(cap)
         return budget <= 0
 
     # -- targets --------------------------------------------------------------------------------
