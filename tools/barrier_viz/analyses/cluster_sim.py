@@ -19,8 +19,9 @@ handlers here move arrivals and bytes between CTAs as the lowering does:
   completes its bytes on the barrier of, every CTA whose bit is set in the mask;
 * `ttg.async_remote_shmem_copy %src, rank %r, %dst barrier %bar`: the source's bytes land in CTA
   `r`, on its barrier at `%bar`'s offset;
-* paired 2-CTA MMA (module `tlx.enable_paired_cta_mma` or `ttng.two-ctas`, or a `two_ctas`
-  MMA): `tc_gen5_mma` and `tc_gen5_commit` are issued by the even CTA of a pair only, and each
+* paired 2-CTA MMA (module `tlx.enable_paired_cta_mma` or `ttng.two-ctas`, which the lowering
+  sets from the first MMA's `two_ctas`): `tc_gen5_mma` and `tc_gen5_commit` are issued by the
+  even CTA of a pair only, and each
   of their barrier arrivals lands in both CTAs of the pair (`tcgen05.commit.cta_group::2 ...
   multicast::cluster` with mask `3 << (rank & ~1)`: the fork's MMAv5 lowering);
 * TLX's `async_clc_try_cancel` is issued by the first CTA along x and multicast to every CTA
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 MAX_CTAS = 4
 CLUSTER_SYNC_OPS = frozenset({"ttng.cluster_arrive", "ttng.cluster_wait", "ttng.cluster_barrier"})
 PAIRED_MODULE_ATTRS = ("tlx.enable_paired_cta_mma", "ttng.two-ctas")
+MMA_OPS = frozenset({"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"})
 
 
 def cluster_for(function: Operation) -> Cluster:
@@ -76,9 +78,19 @@ def unsupported(cluster: Cluster, function: Operation) -> str:
 
 
 def paired(function: Operation) -> bool:
-    """Does the module lower its tcgen05 MMAs and commits as 2-CTA (cta_group::2) ops?"""
+    """Does the module lower its tcgen05 MMAs and commits as 2-CTA (cta_group::2) ops? The
+    lowering asks the module (`ttng.two-ctas`, which `make_llir`'s CheckMatmulTwoCTAs pass sets
+    from the first MMA's `two_ctas`, or TLX's `tlx.enable_paired_cta_mma`), so one `two_ctas`
+    MMA makes every commit of the module a paired one."""
     module = next((a for a in function.ancestors() if a.name == "builtin.module"), None)
-    return module is not None and any(module.attr(a) is True for a in PAIRED_MODULE_ATTRS)
+    if module is None:
+        return False
+    if any(module.attr(a) is True for a in PAIRED_MODULE_ATTRS):
+        return True
+    if module.attr("ttng.two-ctas") is False:
+        return False
+    first = next((op for op in module.walk() if op.name in MMA_OPS), None)
+    return first is not None and "two_ctas" in first.attributes
 
 
 def coordinates(cluster: Cluster, rank: int) -> tuple[int, int, int]:
@@ -99,7 +111,7 @@ def pair_of(rank: int) -> tuple[int, int]:
 
 
 def is_paired_op(m: "Machine", op: Operation) -> bool:
-    return m.cluster.size > 1 and (m.paired or "two_ctas" in op.attributes)
+    return m.cluster.size > 1 and m.paired
 
 
 def mask_targets(m: "Machine", mask) -> list[int] | None:
