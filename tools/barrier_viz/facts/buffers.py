@@ -22,6 +22,7 @@ from math import prod
 from ..ir.attrs import split_top_level
 from ..ir.model import BlockArgument, Operation, ParsedIR
 from ..ir.types import MemDesc, element_bits, memdesc_bytes, parse_memdesc  # noqa: F401  (re-exported)
+from .cga import cga_module
 from .cluster import cluster_of
 from .partitions import PartitionMap, module_warps
 from .trace import VIEW_OPS, Trace, Tracer
@@ -131,20 +132,28 @@ class ExpectCheck:
     # None with `reason` saying why they cannot be counted.
     per_cta: tuple[int, ...] | None = None
     reason: str | None = None
+    # What each CTA's copy of the barrier expects when that is not `declared` everywhere (CGA
+    # form: a broadcast group's leader expects `declared` per CTA of the group, others nothing).
+    expected_per_cta: tuple[int, ...] | None = None
+
+    def expects(self, cta: int) -> int | None:
+        return self.expected_per_cta[cta] if self.expected_per_cta is not None else self.declared
 
     @property
     def delivered(self) -> int | None:
         """The bytes delivered (in the first CTA that disagrees with the expect, if one does)."""
         if self.per_cta is None:
             return None
-        wrong = [b for b in self.per_cta if b != self.declared]
+        wrong = [b for r, b in enumerate(self.per_cta) if b != self.expects(r)]
+        if self.expected_per_cta is not None and not wrong:
+            return self.declared  # every barrier copy got `declared` per CTA it serves
         return wrong[0] if wrong else self.per_cta[0]
 
     @property
     def mismatched_ctas(self) -> tuple[int, ...]:
         if self.per_cta is None or self.declared is None:
             return ()
-        return tuple(r for r, b in enumerate(self.per_cta) if b != self.declared)
+        return tuple(r for r, b in enumerate(self.per_cta) if b != self.expects(r))
 
     @property
     def status(self) -> str:
@@ -503,7 +512,7 @@ class _Collector:
         its block (nested regions included), up to the next expect on that slot or a wait on it
         (the wait ends the phase the expect armed), and count the bytes each CTA receives."""
         by_copy = {id(c.op): c for c in copies}
-        counter = Counter(self.tracer.values, self.cluster)
+        counter = Counter(self.tracer.values, self.cluster, cga_module(self.ir))
         covered: set[int] = set()
         checks: list[ExpectCheck] = []
         for op in self.ops:
@@ -524,7 +533,7 @@ class _Collector:
                 tally = counter.tally(op, deliveries, blockers)
             covered.update(id(c.op) for c in found)
             checks.append(ExpectCheck(op, op.line, barrier, _int_literal(op), tuple(found), self._parts(op),
-                                      tally.per_cta, tally.reason))
+                                      tally.per_cta, tally.reason, tally.expected))
         return checks, covered
 
     def _window(self, expect: Operation, key: tuple, by_copy: dict[int, TmaCopy], counter: Counter):
