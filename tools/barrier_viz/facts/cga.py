@@ -327,13 +327,17 @@ def multicast_group(broadcast_bits: int, cta: int, num_ctas: int) -> frozenset[i
 
 
 # -- what one op does, per CTA (for the expect rule and the interpreter) -------------------------
-def tma_barrier_bytes(op: Operation, barrier_type: str | None, m: CgaModule, cta: int) -> dict[int, int]:
+def tma_barrier_bytes(op: Operation, barrier_type: str | None, m: CgaModule, cta: int,
+                      dst_type: str | None = None) -> dict[int, int]:
     """Bytes a TMA load issued in CTA `cta` completes on each CTA's copy of its barrier
     ({} when `cta` does not issue it: a multicast is issued by its group's first CTA)."""
-    dst = op.result_types[0] if op.result_types else (op.types[-1] if op.types else None)
+    dst = dst_type or (op.result_types[0] if op.result_types else None)
     md = parse_memdesc(dst, m.aliases)
     if md is None:
         raise CgaUnknown(f"the destination type of {op.name} at line {op.line} is not a memdesc")
+    if len(op.positional) > 4:
+        raise CgaUnknown(f"{op.name} at line {op.line} names its multicast CTAs (a per-CTA program's form) in "
+                         "CGA IR")
     d_layout = _layout_for(md.encoding, m.aliases, m.num_ctas, dst)
     nbytes = bytes_per_cta(dst, m.aliases, m.num_ctas)
     home = barrier_home(barrier_type, m.aliases, m.num_ctas)

@@ -146,20 +146,25 @@ class Counter:
                     raise cga.CgaUnknown(f"whether CTA {s} runs {d.op.name} at line {d.op.line} is not computable")
                 if not runs:
                     continue
-                per = (cga.tma_barrier_bytes(d.op, bar_type, m, s) if d.op.name in cga.TMA_LOAD_OPS
+                per = (cga.tma_barrier_bytes(d.op, bar_type, m, s, self._operand_type(d.op, spec[1], barrier=False))
+                       if d.op.name in cga.TMA_LOAD_OPS
                        else cga.clc_barrier_bytes(d.op, bar_type, m, s))
                 for t, b in per.items():
                     got[t] += b
         expected = tuple(armed.get(c, 0) for c in range(n))
         return Tally(tuple(got), None, expected)
 
-    def _operand_type(self, op: Operation, index: int) -> str | None:
+    def _operand_type(self, op: Operation, index: int, barrier: bool = True) -> str | None:
+        """The type of positional operand `index` (its definition's), else the op's written
+        barrier type (or, for data, its result type)."""
         pos = op.positional
         if index < len(pos):
             defn = self.values.lookup(pos[index], op)
             t = getattr(defn, "type", None)
             if t:
                 return t
+        if not barrier:
+            return op.result_types[0] if op.result_types else None
         return next((t for t in op.types if parse_memdesc(t) is not None and "xi64" in t), None)
 
     def executes(self, op: Operation, expect: Operation, rank: int) -> bool | None:
