@@ -166,6 +166,7 @@ def test_expect_counts_each_ctas_share_at_the_shared_barrier():
     both) = 34816 declared; the one ready barrier (in CTA 0) receives both CTAs' 34816."""
     e = _expects(LOADS)[40]
     assert (e.declared, e.per_cta, e.expected_per_cta, e.status) == (34816, (69632, 0), (69632, 0), "matched")
+    assert [c.bytes for c in e.copies] == [16384, 16384, 2048]  # what one CTA's share receives
     assert _errors(LOADS) == []
 
 
@@ -198,6 +199,14 @@ def test_a_barrier_without_a_cga_layout_is_a_stated_limit(tmp_path):
                             "maxPhase = 1, order = [0]}>"))
     [f] = _errors(path)
     assert f.kind == "model.limit" and "has no CGA layout in a 2-CTA module" in f.message
+
+
+def test_a_layout_the_compiler_would_reject_is_a_stated_limit(tmp_path):
+    """A CGA basis moving along two dimensions is not a permutation (the verifier rejects it):
+    no share is computed, no verdict given."""
+    path = _edit(tmp_path, ("CGALayout = [[1, 0]]}>\n#b_l", "CGALayout = [[1, 1]]}>\n#b_l"))
+    [f] = _errors(path)
+    assert f.kind == "model.limit" and "moves along two dimensions" in f.message
 
 
 @pytest.mark.parametrize("stem", [

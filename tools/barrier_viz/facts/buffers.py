@@ -22,7 +22,7 @@ from math import prod
 from ..ir.attrs import split_top_level
 from ..ir.model import BlockArgument, Operation, ParsedIR
 from ..ir.types import MemDesc, element_bits, memdesc_bytes, parse_memdesc  # noqa: F401  (re-exported)
-from .cga import cga_module
+from .cga import CgaUnknown, bytes_per_cta, cga_module
 from .cluster import cluster_of
 from .partitions import PartitionMap, module_warps
 from .trace import VIEW_OPS, Trace, Tracer
@@ -257,6 +257,7 @@ class _Collector:
         self._traces: dict[tuple[int, str], Trace] = {}
         self.unresolved: list[Unresolved] = []
         self.cluster = cluster_of(ir)
+        self.cga = cga_module(ir)
         self._by_op: dict[int, Member] = {}
 
     def run(self) -> BufferFacts:
@@ -480,10 +481,15 @@ class _Collector:
 
     def _copy_bytes(self, op: Operation, member: Member | None) -> int | None:
         """Bytes one copy delivers: its destination view as typed on the op (a split copy
-        writes a sub-view), else the destination slot."""
+        writes a sub-view), else the destination slot. In CGA form: one CTA's share of it."""
         for text in reversed(op.types):
             dst = parse_memdesc(text, self.ir.aliases)
             if dst is not None and dst.dtype != "i64" and dst.bytes is not None:
+                if self.cga is not None:
+                    try:
+                        return bytes_per_cta(text, self.ir.aliases, self.cga.num_ctas)
+                    except CgaUnknown:
+                        return None
                 return dst.bytes
         return member.slot_bytes if member is not None else None
 
@@ -512,7 +518,7 @@ class _Collector:
         its block (nested regions included), up to the next expect on that slot or a wait on it
         (the wait ends the phase the expect armed), and count the bytes each CTA receives."""
         by_copy = {id(c.op): c for c in copies}
-        counter = Counter(self.tracer.values, self.cluster, cga_module(self.ir))
+        counter = Counter(self.tracer.values, self.cluster, self.cga)
         covered: set[int] = set()
         checks: list[ExpectCheck] = []
         for op in self.ops:

@@ -217,7 +217,7 @@ def shape_per_cta(shape: tuple[int, ...], layout: CGALayout | None) -> tuple[int
     split = list(layout.split_per_dim())
     rank = len(shape)
     split = [1] * (rank - len(split)) + split if len(split) <= rank else split[len(split) - rank:]
-    return tuple(s // min(s, k) for s, k in zip(shape, split))
+    return tuple(s // max(1, min(s, k)) for s, k in zip(shape, split))
 
 
 def bytes_per_cta(type_text: str | None, aliases: dict[str, str], num_ctas: int) -> int:
