@@ -66,9 +66,11 @@ class CgaUnknown(Exception):
 
 @dataclass(frozen=True, slots=True)
 class CGALayout:
-    """One basis per CTA-index bit (bit 0 first); each basis has one entry per tensor dimension."""
+    """One basis per CTA-index bit (bit 0 first); each basis has one entry per tensor dimension,
+    in per-CTA tiles (`CGALayout`, the legacy triple) or in elements (`block` of linear layouts)."""
 
     bases: tuple[tuple[int, ...], ...]
+    unit: str = "tile"
 
     @property
     def rank(self) -> int:
@@ -117,7 +119,7 @@ class CGALayout:
         return frozenset(c for c in range(self.num_ctas) if self.leader(c) == lead)
 
     def tile_index(self, cta: int) -> tuple[int, ...]:
-        """Which per-CTA tile `cta` holds along each dimension (in tiles, not elements)."""
+        """Where `cta`'s part starts along each dimension, in the layout's unit."""
         idx = [0] * self.rank
         for bit, b in enumerate(self.bases):
             if (cta >> bit) & 1:
@@ -139,7 +141,7 @@ def layout_of_encoding(encoding: str | None, aliases: dict[str, str]) -> CGALayo
             bases = _bases(body, key, text)
             if key == "block" and not text.startswith(("#ttg.linear", "#ttg.shared_linear")):
                 continue
-            return CGALayout(bases) if bases else None
+            return CGALayout(bases, "element" if key == "block" else "tile") if bases else None
     return _legacy(text)
 
 
@@ -267,8 +269,9 @@ class BarrierHome:
         per = max(1, self.elements // max(1, self.layout.shares))
         out = {}
         for c in range(n):
-            tile = self.layout.tile_index(c)[-1] if self.layout.rank else 0
-            out[c] = tuple(range(tile * per, tile * per + per))
+            start = self.layout.tile_index(c)[-1] if self.layout.rank else 0
+            start *= per if self.layout.unit == "tile" else 1
+            out[c] = tuple(range(start, start + per))
         return out
 
 
