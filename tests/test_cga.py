@@ -201,6 +201,14 @@ def test_a_barrier_without_a_cga_layout_is_a_stated_limit(tmp_path):
     assert f.kind == "model.limit" and "has no CGA layout in a 2-CTA module" in f.message
 
 
+def test_a_shared_barrier_outside_a_two_cta_module_is_a_stated_limit(tmp_path):
+    """CTA 1's bytes can reach CTA 0's barrier only as a two-CTA copy (`cta_group::2`); without
+    a two-CTA MMA in the module nothing says how they would: no verdict."""
+    path = _edit(tmp_path, ("{is_async, multicast, two_ctas}", "{is_async, multicast}"))
+    [f] = _errors(path)
+    assert f.kind == "model.limit" and "a TMA signal cannot reach outside a two-CTA module" in f.message
+
+
 def test_a_layout_the_compiler_would_reject_is_a_stated_limit(tmp_path):
     """A CGA basis moving along two dimensions is not a permutation (the verifier rejects it):
     no share is computed, no verdict given."""

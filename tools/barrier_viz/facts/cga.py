@@ -348,14 +348,16 @@ def tma_barrier_bytes(op: Operation, barrier_type: str | None, m: CgaModule, cta
         if cta & d_layout.broadcast_mask:
             return {}
         lands = multicast_group(d_layout.broadcast_mask, cta, m.num_ctas)
-        if home.layout.broadcast_mask & ~1 and not all(home.is_home(d) for d in lands):
-            raise CgaUnknown(f"the multicast of {op.name} at line {op.line} lands in CTAs whose barrier copy is "
-                             "not their group's")
     else:
         lands = frozenset({cta})
     out: dict[int, int] = {}
     for d in sorted(lands):
         h = home.home(d)
+        # The bytes landing in CTA d may signal a barrier outside d only as a two-CTA copy
+        # (`cta_group::2`), and then only the pair peer's.
+        if h != d and not (m.two_ctas and h == d & ~1):
+            raise CgaUnknown(f"{op.name} at line {op.line} lands bytes in CTA {d} whose barrier copy is in CTA {h}, "
+                             "which a TMA signal cannot reach" + ("" if m.two_ctas else " outside a two-CTA module"))
         out[h] = out.get(h, 0) + nbytes
     return out
 
