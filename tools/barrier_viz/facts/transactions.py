@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..ir.model import Operation
-from .cluster import RANK_OPS, Cluster, RankEvaluator
+from .cluster import RANK_OPS, Cluster, RankEvaluator, cta_reach
 from .values import OpResult, ValueIndex, captured_operand
 
 CLC_RESPONSE_BYTES = 16
@@ -153,29 +153,17 @@ class Counter:
         return budget <= 0
 
     # -- targets --------------------------------------------------------------------------------
-    def own(self) -> Callable[[int], frozenset[int] | None]:
-        return lambda s: frozenset({s})
+    def reached(self, op: Operation, barrier: str) -> tuple[Callable[[int], frozenset[int] | None],
+                                                             Callable[[int], bool]]:
+        """(targets, issues) of `op` on its barrier operand, per issuing rank: the one answer of
+        `cluster.cta_reach`, its rank or mask operand evaluated with `RankEvaluator`."""
+        reach = cta_reach(op, barrier, self.cluster, self.values)
 
-    def first_x(self, s: int) -> bool:
-        """Is rank `s` the first CTA along x of its cluster row (`%cluster_ctaid.x == 0`)?"""
-        return s % self.cluster.dims[0] == 0
-
-    def whole_cluster(self) -> Callable[[int], frozenset[int] | None]:
-        return lambda s: frozenset(range(self.cluster.size))
-
-    def mask(self, name: str, at: Operation) -> Callable[[int], frozenset[int] | None]:
         def targets(s: int) -> frozenset[int] | None:
-            m = self.ranks.value(name, at, s)
-            if m is None:
-                return None
-            return frozenset(k for k in range(self.cluster.size) if (m >> k) & 1)
-        return targets
+            value = self.ranks.value(reach.value, reach.at, s) if reach.value and reach.at is not None else None
+            return reach.targets(s, self.cluster, value)
 
-    def rank(self, name: str, at: Operation) -> Callable[[int], frozenset[int] | None]:
-        def targets(s: int) -> frozenset[int] | None:
-            r = self.ranks.value(name, at, s)
-            return None if r is None else frozenset({r})
-        return targets
+        return targets, lambda s: reach.issues(s, self.cluster)
 
 
 def multicast_mask(op: Operation) -> str | None:
