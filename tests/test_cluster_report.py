@@ -203,3 +203,15 @@ def test_corpus_cluster_files_show_their_cluster(entry):
         # a TLX per-CTA program names its peers with computable ranks and masks
         assert all(o.crosses is not None for o in c.cross_cta_ops)
         assert any(e.crosses_ctas for e in g.edges)
+
+
+def test_compact_digest_names_the_cluster_and_the_crossing_edges():
+    from barrier_viz.commands.digest import digest_document
+
+    d = digest_document(Report(_sel(PAIRED), simulate=False))
+    assert any(r.startswith("cluster: 2 CTAs per-cta (2x1x1), paired MMA") and "5 barrier op(s)" in r
+               for r in d.sections["partitions"])
+    crossing = [r for r in d.sections["graph"] if "cross-CTA" in r]
+    assert len(crossing) == 5 and any("to the peer CTA (rank ^ 1)" in r for r in crossing)
+    one = digest_document(Report(_sel(ONE_CTA), simulate=False))
+    assert not any("cluster" in r or "cross-CTA" in r for r in one.sections["partitions"] + one.sections["graph"])
