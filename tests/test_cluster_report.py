@@ -154,7 +154,7 @@ def test_graph_marks_the_edges_that_cross_ctas():
     data = json.loads(g.model_dump_json(by_alias=True))
     assert data["cluster"]["ctas"] == 2 and all("crosses_ctas" in e for e in data["edges"])
     ascii_ = render_graph(g, "ascii")
-    assert "Cluster of 2 CTAs (per-cta)" in ascii_ and "5 edge(s) cross CTAs" in ascii_
+    assert "Cluster of 2 CTAs (TLX per-CTA program)" in ascii_ and "5 edge(s) cross CTAs" in ascii_
     assert "[same partition, arrivals from other CTAs of the cluster]" in ascii_
     assert "CTAs: line" in ascii_ and "to the peer CTA (rank ^ 1)" in ascii_
     assert "==>" in render_graph(g, "mermaid") and "penwidth=2" in render_graph(g, "dot")
@@ -215,3 +215,17 @@ def test_compact_digest_names_the_cluster_and_the_crossing_edges():
     assert len(crossing) == 5 and any("to the peer CTA (rank ^ 1)" in r for r in crossing)
     one = digest_document(Report(_sel(ONE_CTA), simulate=False))
     assert not any("cluster" in r or "cross-CTA" in r for r in one.sections["partitions"] + one.sections["graph"])
+
+
+def test_a_rank_the_ir_does_not_determine_is_not_computable_never_local(tmp_path):
+    """A remote copy to a CTA given by a kernel argument: the reach is stated as not computable
+    (`crosses` null, `[cross-CTA?]`), not as a local arrival."""
+    text = COPY_CLC.read_text().replace("@remote_copy_clc()", "@remote_copy_clc(%r: i32)").replace("rank %peer", "rank %r")
+    path = tmp_path / "arg_rank.ttgir"
+    path.write_text(text)
+    c = partitions_document(_sel(path)).cluster
+    copy = next(o for o in c.cross_cta_ops if o.op == "ttg.async_remote_shmem_copy")
+    assert copy.crosses is None and copy.targets == [None, None] and "not computable" in copy.text
+    g = graph_document(_sel(path))
+    edge = next(e for e in g.edges if any(h.op == "ttg.async_remote_shmem_copy" for h in e.ctas))
+    assert edge.crosses_ctas is None and "[cross-CTA?]" in render_graph(g, "ascii")

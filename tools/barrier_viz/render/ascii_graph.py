@@ -30,7 +30,8 @@ def render_ascii(doc: "GraphDoc") -> str:
     if doc.cluster.ctas > 1 or doc.cluster.form == "cga":
         crossing = sum(1 for e in doc.edges if e.crosses_ctas)
         unknown = sum(1 for e in doc.edges if e.crosses_ctas is None)
-        out.append(f"Cluster of {doc.cluster.ctas} CTAs ({doc.cluster.form}): every CTA runs these partitions; "
+        form = {"per-cta": "TLX per-CTA program", "cga": "Triton CGA program"}.get(doc.cluster.form, doc.cluster.form)
+        out.append(f"Cluster of {doc.cluster.ctas} CTAs ({form}): every CTA runs these partitions; "
                    f"{crossing} edge(s) cross CTAs" + (f", {unknown} not computable" if unknown else "")
                    + " (marked [cross-CTA], with the CTAs each arrive line reaches)")
     out += ["", "  Forward barriers (producer -> consumer: data ready):", ""]
