@@ -14,6 +14,12 @@ Two ways to write a cluster kernel reach TTGIR:
 writes (constants, `nvg.cluster_id`, the `arith` integer ops, `select`, casts); anything else
 (a function argument, a loaded value, a loop-carried value) is unknown, and callers must then
 state a limit instead of guessing.
+
+`cta_reach` / `cta_targets` are the one answer to "which CTAs does this op's arrival or
+transaction bytes reach" (a remote view, a multicast mask, a paired 2-CTA MMA or commit, a remote
+copy, a CLC multicast), read from the op's form and the fork's lowering: the expect-bytes rule
+(`transactions.Counter.reached`), the partition summary and the graph use it, and the interpreter
+can evaluate `Reach.value` with its own runtime values and call `Reach.targets`.
 """
 
 from __future__ import annotations
@@ -206,9 +212,9 @@ def cta_reach(op: Operation, operand: str | None, cluster: Cluster, values: Valu
         if cluster.paired:
             return Reach(ReachKind.PAIR, Issuer.PAIR_LEADER, why=_MMA_WHY)
     if name == "ttng.async_tma_copy_global_to_local":
-        pos = op.positional
-        if len(pos) > 4:
-            return Reach(ReachKind.MULTICAST, value=pos[4], at=op,
+        mask = multicast_mask(op)
+        if mask is not None:
+            return Reach(ReachKind.MULTICAST, value=mask, at=op,
                          why="TMA multicast: the bytes land in every CTA of the mask, on the barrier at the same offset")
         if cluster.cga and "multicast" in op.attributes:
             return Reach(ReachKind.LAYOUT, why="CGA-form multicast load: the receivers follow the buffer's CGA layout")
@@ -227,6 +233,15 @@ def cta_reach(op: Operation, operand: str | None, cluster: Cluster, values: Valu
         return Reach(ReachKind.REMOTE, value=view.operands[1], at=view, via=view,
                      why="the barrier operand is a peer CTA's copy (map_to_remote_buffer)")
     return Reach(ReachKind.OWN)
+
+
+def multicast_mask(op: Operation) -> str | None:
+    """The CTA mask operand of a multicast TMA load (`..., %bar, %pred, %mask {multicast}`: TLX's
+    `multicastTargets`, printed after the predicate)."""
+    if op.name != "ttng.async_tma_copy_global_to_local":
+        return None
+    pos = op.positional
+    return pos[4] if len(pos) > 4 else None
 
 
 def remote_view(name: str, at: Operation, values: ValueIndex) -> Operation | None:

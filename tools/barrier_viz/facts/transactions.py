@@ -17,7 +17,8 @@ barrier, not only TMA loads:
 
 In a TLX-style cluster (one per-CTA program, `nvg.cluster_id` for the rank) every CTA runs the same
 window of ops after the expect, so CTA `d` receives, from each rank `s`, the bytes of each op of
-that window that rank `s` executes and that targets `d`. Ranks, masks and branch conditions are
+that window that rank `s` executes and that targets `d` (which CTAs an op targets is
+`cluster.cta_reach`, shared with the graph). Ranks, masks and branch conditions are
 computed per rank (`cluster.RankEvaluator`); when one cannot be, or when an op of the window
 touches the barrier in a way not listed here, the expect is *not checked* and the reason says why
 (a stated limit, never a verdict).
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..ir.model import Operation
-from .cluster import RANK_OPS, Cluster, RankEvaluator, cta_reach
+from .cluster import RANK_OPS, Cluster, RankEvaluator, cta_reach, multicast_mask  # noqa: F401 (re-exported)
 from .values import OpResult, ValueIndex, captured_operand
 
 CLC_RESPONSE_BYTES = 16
@@ -164,14 +165,6 @@ class Counter:
             return reach.targets(s, self.cluster, value)
 
         return targets, lambda s: reach.issues(s, self.cluster)
-
-
-def multicast_mask(op: Operation) -> str | None:
-    """The CTA mask operand of a multicast TMA load (`..., %bar, %pred, %mask {multicast}`)."""
-    if op.name != "ttng.async_tma_copy_global_to_local":
-        return None
-    pos = op.positional
-    return pos[4] if len(pos) > 4 else None
 
 
 def remote_copy_operands(op: Operation) -> tuple[str, str, str] | None:
