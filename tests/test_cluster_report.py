@@ -229,3 +229,15 @@ def test_a_rank_the_ir_does_not_determine_is_not_computable_never_local(tmp_path
     g = graph_document(_sel(path))
     edge = next(e for e in g.edges if any(h.op == "ttg.async_remote_shmem_copy" for h in e.ctas))
     assert edge.crosses_ctas is None and "[cross-CTA?]" in render_graph(g, "ascii")
+
+
+def test_a_rank_predicate_narrows_who_issues(tmp_path):
+    """`arrive_barrier %remote, 1, %leader`: only CTA 0 issues it, so only CTA 0 reaches its peer."""
+    text = PAIRED.read_text().replace("ttng.arrive_barrier %remote, 1 :", "ttng.arrive_barrier %remote, 1, %leader_0 :")
+    path = tmp_path / "leader_arrive.ttgir"
+    path.write_text(text)
+    a = Analysis(_sel(path))
+    t = cta_targets(_op(a, "ttng.arrive_barrier", "%remote"), "%remote", cluster_of(a.sel.ir), a.values,
+                    predicates=("%leader_0",))
+    assert t.issues == (True, False) and t.targets[0] == frozenset({1})
+    assert t.describe() == "to cta1, issued by cta0 only"

@@ -333,7 +333,7 @@ class _Builder:
             return ()
         out: dict[tuple[int, str], CtaHop] = {}
         for u in arrives:
-            t = cta_targets(u.op, u.operand, self.cluster, self.a.values, self._ranks)
+            t = cta_targets(u.op, u.operand, self.cluster, self.a.values, self._ranks, (u.predicate, u.op_predicate))
             if t.reach.kind is ReachKind.OWN or (u.line, u.op.name) in out:
                 continue
             issuers = tuple(s for s, on in enumerate(t.issues) if on)

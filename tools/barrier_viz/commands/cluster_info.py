@@ -65,7 +65,7 @@ def cluster_model(a: Analysis) -> ClusterModel:
     uses += [(r.barrier.id, r.use) for r in remote_uses(a.barriers, a.tracer, a.partitions)]
     found: dict[tuple[int, int, str], CrossCtaOp] = {}
     for bid, u in uses:
-        t = cta_targets(u.op, u.operand, c, a.values, ranks)
+        t = cta_targets(u.op, u.operand, c, a.values, ranks, (u.predicate, u.op_predicate))
         key = (u.line, u.op.column, bid)
         if t.reach.kind is ReachKind.OWN or key in found:
             continue

@@ -290,6 +290,8 @@ class CtaTargets:
         who = "" if len(issuers) == n else f", issued by {_ctas(issuers)} only"
         if k is ReachKind.OWN:
             return "own CTA"
+        if not issuers:
+            return "issued by no CTA (its predicates are false in every CTA)"
         if k is ReachKind.LAYOUT:
             return "to the CTAs its CGA layout names (not computed)" + who
         known = {s: self.targets[s] for s in issuers}
@@ -311,20 +313,38 @@ class CtaTargets:
         return ", ".join(f"cta{s}->{_ctas(t or ())}" for s, t in known.items())
 
 
+def _may_run(op: Operation, predicates: tuple[str | None, ...], rank: int, ev: RankEvaluator) -> bool:
+    """False only when a predicate of `op` or an enclosing `scf.if` is known false for `rank`."""
+    for name in predicates:
+        if name is not None and ev.value(name, op, rank) == 0:
+            return False
+    child = op
+    for anc in op.ancestors():
+        if anc.name == "scf.if" and anc.operands and child.block is not None and child.block.region is not None:
+            v = ev.value(anc.operands[0], anc, rank)
+            if v is not None and bool(v) != (child.block.region.index == 0):
+                return False
+        child = anc
+    return True
+
+
 def _ctas(ranks) -> str:
     return "+".join(f"cta{r}" for r in sorted(ranks))
 
 
 def cta_targets(op: Operation, operand: str | None, cluster: Cluster, values: ValueIndex,
-                ranks: "RankEvaluator | None" = None) -> CtaTargets:
+                ranks: "RankEvaluator | None" = None, predicates: tuple[str | None, ...] = ()) -> CtaTargets:
     """`cta_reach` of `op` on `operand`, evaluated statically for every rank of the cluster with
-    `RankEvaluator` (one answer for the static rules, the report and the graph)."""
+    `RankEvaluator` (one answer for the static rules, the report and the graph). A rank issues the
+    op unless the lowering elects other CTAs, one of `predicates` (the op's own predicate operands)
+    or an enclosing `scf.if` condition is false for that rank; a condition the IR does not
+    determine counts as "may issue"."""
     reach = cta_reach(op, operand, cluster, values)
     ev = ranks or RankEvaluator(values)
     n = max(cluster.size, 1)
     issues, targets = [], []
     for s in range(n):
-        issues.append(reach.issues(s, cluster))
+        issues.append(reach.issues(s, cluster) and _may_run(op, predicates, s, ev))
         value = ev.value(reach.value, reach.at, s) if reach.value is not None and reach.at is not None else None
         targets.append(reach.targets(s, cluster, value))
     return CtaTargets(reach, tuple(issues), tuple(targets))
