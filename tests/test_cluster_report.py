@@ -241,3 +241,12 @@ def test_a_rank_predicate_narrows_who_issues(tmp_path):
                     predicates=("%leader_0",))
     assert t.issues == (True, False) and t.targets[0] == frozenset({1})
     assert t.describe() == "to cta1, issued by cta0 only"
+
+
+def test_barriers_say_whose_copy_a_remote_view_is():
+    from barrier_viz.commands.barriers_cmd import barriers_document
+
+    doc = barriers_document(_sel(PAIRED))
+    reasons = {u.operand: u.reason for u in doc.unresolved}
+    assert reasons["%remote"].startswith("%remote is %cta_bar@") and "in the CTA %peer_0 names" in reasons["%remote"]
+    assert "in the CTA %c0 names" in reasons["%to_leader"]
