@@ -250,3 +250,16 @@ def test_barriers_say_whose_copy_a_remote_view_is():
     reasons = {u.operand: u.reason for u in doc.unresolved}
     assert reasons["%remote"].startswith("%remote is %cta_bar@") and "in the CTA %peer_0 names" in reasons["%remote"]
     assert "in the CTA %c0 names" in reasons["%to_leader"]
+
+
+@pytest.mark.parametrize("path", [PAIRED, COPY_CLC], ids=["paired", "remote_copy_clc"])
+def test_fixtures_are_correct_cluster_kernels(path):
+    """The fixtures are correct kernels: no error from the static rules or the cluster simulation
+    (the remote copy's kernel meets at a cluster barrier after its inits, so no peer signals a
+    barrier before it is initialized)."""
+    assert not [f for f in check(Analysis(_sel(path)), simulate=True).findings if f.severity.value == "error"]
+
+
+def test_cluster_wide_barrier_is_listed():
+    c = partitions_document(_sel(COPY_CLC)).cluster
+    assert len(c.cluster_sync_lines) == 1 and not partitions_document(_sel(PAIRED)).cluster.cluster_sync_lines

@@ -72,22 +72,33 @@ class Cluster:
 
 
 def cluster_of(ir: ParsedIR) -> Cluster:
-    num_ctas, dims, paired = 1, [1, 1, 1], False
-    for top in ir.operations:
-        if top.name != "builtin.module":
-            continue
-        n = _int(top.attr("ttg.num-ctas"))
-        if n is not None:
-            num_ctas = n
-        for k, axis in enumerate("xyz"):
-            d = _int(top.attr(f"ttg.cluster-dim-{axis}"))
-            if d is not None and d > 0:
-                dims[k] = d
-        paired = paired or top.attr(TWO_CTAS_ATTR) is True or top.attr(TLX_PAIRED_ATTR) is True
-    if not paired:
-        # Before CheckMatmulTwoCTAs sets the module attribute, the matmuls carry `two_ctas`.
-        paired = any(op.name in MMA_OPS and "two_ctas" in op.attributes for op in ir.walk())
-    return Cluster(num_ctas, (dims[0], dims[1], dims[2]), paired)
+    modules = [top for top in ir.operations if top.name == "builtin.module"]
+    return cluster_of_module(modules[-1]) if modules else Cluster(1, (1, 1, 1))
+
+
+def cluster_of_module(module: Operation) -> Cluster:
+    """`ttg.num-ctas`, `ttg.cluster-dim-x/y/z` and the 2-CTA pairing of one module (absent: one CTA)."""
+    num_ctas, dims = 1, [1, 1, 1]
+    n = _int(module.attr("ttg.num-ctas"))
+    if n is not None and n > 0:
+        num_ctas = n
+    for k, axis in enumerate("xyz"):
+        d = _int(module.attr(f"ttg.cluster-dim-{axis}"))
+        if d is not None and d > 0:
+            dims[k] = d
+    return Cluster(num_ctas, (dims[0], dims[1], dims[2]), _paired(module))
+
+
+def _paired(module: Operation) -> bool:
+    """The lowering asks the module (`ttng.two-ctas`, or TLX's `tlx.enable_paired_cta_mma`); in
+    TTGIR before `make_llir`'s CheckMatmulTwoCTAs pass sets `ttng.two-ctas` from the matmuls
+    (which must all agree), the first MMA's `two_ctas` tells."""
+    if module.attr(TWO_CTAS_ATTR) is True or module.attr(TLX_PAIRED_ATTR) is True:
+        return True
+    if module.attr(TWO_CTAS_ATTR) is False:
+        return False
+    first = next((op for op in module.walk() if op.name in MMA_OPS), None)
+    return first is not None and "two_ctas" in first.attributes
 
 
 class RankEvaluator:
