@@ -96,14 +96,14 @@ def test_remote_copy_and_clc_try_cancel():
 
 def test_expect_bytes_count_through_the_same_reach(tmp_path):
     """The expect-bytes rule reads its targets from `cta_reach` too: the multicast B half of the
-    peer counts (32768 per CTA, no finding); a mask holding only the own bit leaves each CTA 8192
+    peer counts (24576 per CTA, no finding); a mask holding only the own bit leaves each CTA 4096
     bytes short, and the rule says so per CTA."""
     assert not [f for f in check(Analysis(_sel(PAIRED)), simulate=False).findings if f.kind == "expect.bytes_mismatch"]
     text = PAIRED.read_text().replace("%mask = arith.ori %own_bit, %peer_bit : i32", "%mask = arith.ori %own_bit, %own_bit : i32")
     bad = tmp_path / "own_mask.ttgir"
     bad.write_text(text)
     found = [f for f in check(Analysis(_sel(bad)), simulate=False).findings if f.kind == "expect.bytes_mismatch"]
-    assert len(found) == 1 and found[0].evidence["per_cta"] == [24576, 24576]
+    assert len(found) == 1 and found[0].evidence["per_cta"] == [20480, 20480]
 
 
 def test_remote_uses_stay_out_of_the_barrier_facts():
@@ -111,6 +111,7 @@ def test_remote_uses_stay_out_of_the_barrier_facts():
     a = Analysis(_sel(PAIRED))
     remote = remote_uses(a.barriers, a.tracer, a.partitions)
     assert sorted((r.barrier.name, r.use.partition) for r in remote) == [("%cta_bar", "partition0"),
+                                                                      ("%leader_bar", "partition1"),
                                                                       ("%leader_bar", "partition1")]
     lines = {u.line for b in a.barriers.barriers for u in b.uses}
     assert not {r.use.line for r in remote} & lines
@@ -123,7 +124,7 @@ def test_partition_summary_shows_the_cluster():
     assert (c.ctas, c.num_ctas, c.dims, c.form, c.paired_mma) == (2, 1, [2, 1, 1], "per-cta", True)
     assert len(c.rank_lines) == 1
     kinds = sorted((o.op.split(".")[-1], o.reach) for o in c.cross_cta_ops)
-    assert kinds == [("arrive_barrier", "remote"), ("arrive_barrier", "remote"),
+    assert kinds == [("arrive_barrier", "remote"), ("arrive_barrier", "remote"), ("arrive_barrier", "remote"),
                      ("async_tma_copy_global_to_local", "multicast"), ("tc_gen5_commit", "pair"), ("tc_gen5_mma", "pair")]
     assert all(o.crosses for o in c.cross_cta_ops)
     md = Report(_sel(PAIRED), simulate=False).texts["partitions"]
@@ -209,7 +210,7 @@ def test_compact_digest_names_the_cluster_and_the_crossing_edges():
     from barrier_viz.commands.digest import digest_document
 
     d = digest_document(Report(_sel(PAIRED), simulate=False))
-    assert any(r.startswith("cluster: 2 CTAs per-cta (2x1x1), paired MMA") and "5 barrier op(s)" in r
+    assert any(r.startswith("cluster: 2 CTAs per-cta (2x1x1), paired MMA") and "6 barrier op(s)" in r
                for r in d.sections["partitions"])
     crossing = [r for r in d.sections["graph"] if "cross-CTA" in r]
     assert len(crossing) == 5 and any("to the peer CTA (rank ^ 1)" in r for r in crossing)
