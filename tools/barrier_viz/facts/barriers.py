@@ -218,8 +218,10 @@ def _read_remote_copy(op: Operation) -> list[BarrierOperand]:
     pos = op.positional
     if len(pos) < 4:
         return []
+    from .transactions import remote_copy_bytes
+
     return [BarrierOperand(op, pos[-1], Role.TMA_ARRIVE, Mechanism.REMOTE_COPY, BarrierKind.MBARRIER,
-                           bytes=memdesc_bytes(op.types[0] if op.types else None))]
+                           bytes=remote_copy_bytes(op))]
 
 
 def _read_mma(op: Operation) -> list[BarrierOperand]:
@@ -322,6 +324,7 @@ _READERS: dict[str, Callable[[Operation], list[BarrierOperand]]] = {
     "ttng.async_clc_try_cancel": _read_clc(0),
     "ttng.clc_try_cancel": _read_clc(1),
     "ttg.async_remote_shmem_copy": _read_remote_copy,
+    "ttg.async_remote_shmem_store": _read_remote_copy,
     "ttng.async_copy_mbarrier_arrive": _read_async_copy_arrive,
     "ttng.async_tma_store_token_wait": _read_store_wait,
     "ttng.arrive_barrier_named": _read_named(Role.ARRIVE),

@@ -26,14 +26,14 @@ from .cga import CgaUnknown, bytes_per_cta, cga_module
 from .cluster import cluster_of
 from .partitions import PartitionMap, module_warps
 from .trace import VIEW_OPS, Trace, Tracer
-from .transactions import NO_TX, REMOTE_COPY, REMOTE_VIEW, TX_OPS, Counter, Delivery, Tally, \
-    remote_copy_operands
+from .transactions import NO_TX, REMOTE_COPY, REMOTE_COPY_OPS, REMOTE_STORE, REMOTE_VIEW, TX_OPS, Counter, \
+    Delivery, Tally, remote_copy_bytes, remote_copy_operands
 from .values import OpResult
 
 ALLOC_OPS = frozenset({"ttg.local_alloc", "ttng.tmem_alloc"})
 TMA_LOADS = frozenset({"ttng.async_tma_copy_global_to_local", "ttng.async_tma_gather"})
 # Every op that completes transaction bytes on a barrier (TMA loads, CLC responses, remote copies).
-TX_DELIVERY_OPS = frozenset(TX_OPS) | {REMOTE_COPY}
+TX_DELIVERY_OPS = frozenset(TX_OPS) | REMOTE_COPY_OPS
 EXPECT = "ttng.barrier_expect"
 WAIT = "ttng.wait_barrier"
 _LOAD_OPS = frozenset({"tt.descriptor_load", "tt.load", "nvws.descriptor_load"})
@@ -388,6 +388,8 @@ class _Collector:
             return [(0, "read", "CLC response")]
         if name == REMOTE_COPY:
             return [(0, "read", "remote copy source"), (2, "write", "remote copy (peer CTA)")]
+        if name == REMOTE_STORE:
+            return [(2, "write", "remote store (peer CTA)")]
         if name == "ttg.async_copy_global_to_local":
             return [(1, "write", "cp.async")]
         if name == "ttg.local_store":
@@ -463,13 +465,12 @@ class _Collector:
             if op.name not in TX_DELIVERY_OPS:
                 continue
             pos = op.positional
-            if op.name == REMOTE_COPY:
+            if op.name in REMOTE_COPY_OPS:
                 rc = remote_copy_operands(op)
                 if rc is None:
                     continue
                 member = self._lookup_member(pos[2], op, by_op)
-                out.append(TmaCopy(op, op.line, member.name if member else None,
-                                   memdesc_bytes(op.types[0] if op.types else None),
+                out.append(TmaCopy(op, op.line, member.name if member else None, remote_copy_bytes(op),
                                    self._barrier(rc[2], op), self._parts(op)))
                 continue
             bar_at, data_at, fixed = TX_OPS[op.name]
@@ -589,7 +590,7 @@ class _Collector:
             return Delivery(op, nbytes, *counter.reached(op, op.positional[bar_at]))
         rc = remote_copy_operands(op)
         if rc is not None and k == len(op.positional) - 1 and remote is None:
-            return Delivery(op, memdesc_bytes(op.types[0] if op.types else None), *counter.reached(op, rc[2]))
+            return Delivery(op, remote_copy_bytes(op), *counter.reached(op, rc[2]))
         return None
 
     def _slot_of(self, value: str, at: Operation) -> tuple[tuple, tuple[str, Operation] | None] | None:

@@ -234,7 +234,7 @@ def cta_reach(op: Operation, operand: str | None, cluster: Cluster, values: Valu
                      why="TLX try-cancel is issued by the first CTA along x and multicast to every CTA")
     if name == "ttng.clc_try_cancel" and op.attr("multicast") is True:
         return Reach(ReachKind.CLUSTER, why="multicast try-cancel: every CTA of the cluster gets a response")
-    if name == "ttg.async_remote_shmem_copy":
+    if name in ("ttg.async_remote_shmem_copy", "ttg.async_remote_shmem_store"):
         pos = op.positional
         if len(pos) >= 4 and operand == pos[-1]:
             return Reach(ReachKind.REMOTE, value=pos[1], at=op,

@@ -50,6 +50,8 @@ TX_OPS: dict[str, tuple[int, int, int | None]] = {
     "ttng.clc_try_cancel": (1, 0, CLC_RESPONSE_BYTES),
 }
 REMOTE_COPY = "ttg.async_remote_shmem_copy"
+REMOTE_STORE = "ttg.async_remote_shmem_store"  # `st.async`: a register tensor into the peer's buffer
+REMOTE_COPY_OPS = frozenset({REMOTE_COPY, REMOTE_STORE})
 REMOTE_VIEW = "ttng.map_to_remote_buffer"
 # Ops that use a barrier without completing transaction bytes on it (arrivals, waits, views and
 # the structure that carries values around).
@@ -227,6 +229,15 @@ class Counter:
 
 
 def remote_copy_operands(op: Operation) -> tuple[str, str, str] | None:
-    """(source, rank, barrier) of `async_remote_shmem_copy %src, rank %r, %dst barrier %bar`."""
+    """(source, rank, barrier) of `async_remote_shmem_copy %src, rank %r, %dst barrier %bar` and
+    of `async_remote_shmem_store %tensor, rank %r, %dst barrier %bar`."""
     pos = op.positional
-    return (pos[0], pos[1], pos[-1]) if op.name == REMOTE_COPY and len(pos) >= 4 else None
+    return (pos[0], pos[1], pos[-1]) if op.name in REMOTE_COPY_OPS and len(pos) >= 4 else None
+
+
+def remote_copy_bytes(op: Operation) -> int | None:
+    """Bytes a remote copy or store completes on the peer's barrier: a copy's source view, a
+    store's destination view (its source is a register tensor)."""
+    from ..ir.types import memdesc_bytes
+
+    return next((b for b in (memdesc_bytes(t) for t in op.types[:2]) if b is not None), None)
