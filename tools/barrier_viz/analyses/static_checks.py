@@ -13,7 +13,8 @@ Each rule looks at one shape the phase model makes suspicious and states its evi
   Software-pipelined loops wait for the next use at the end of the body, so the whole
   iteration counts, not only what precedes the read.
 * `race.missing_acquire`: a producer refills a buffer without a wait, in the iteration, on a
-  barrier its readers arrive on after reading it (a dropped empty-wait).
+  barrier its readers arrive on after reading it (a dropped empty-wait), or a reader arrives on
+  nothing after its read and releases the slot in no other way (`silent_readers.py`).
 * `channel.same_partition`: a wait whose barrier is only arrived by synchronous arrives of its
   own partition: it orders nothing across partitions (ir-semantics §7.4); info when an own
   arrive precedes it in the iteration (a no-op), a warning otherwise; barriers a peer CTA
