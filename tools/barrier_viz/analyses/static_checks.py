@@ -380,8 +380,8 @@ def _silent_finding(analysis, buf: tuple, writers, w: Operation, readers: list[O
     names = ", ".join(str(q) for q in silent)
     reads = [r.line for r in readers if pname(r) in silent]
     waits = sorted({op.line for ops in silent.values() for op in ops})
-    level = (f"none of the barriers it waits on at that loop level (line(s) {', '.join(map(str, waits))}) is one "
-             f"{names} arrive(s) on there" if waits else "it waits on nothing at that loop level")
+    level = (f"{pname(w)}'s waits at that loop level (line(s) {', '.join(map(str, waits))}) are on barriers {names} does not "
+             "arrive on there" if waits else f"{pname(w)} waits on nothing at that loop level")
     return finding(
         Kind.RACE_MISSING_ACQUIRE, Severity.error,
         f"{pname(w)} refills {_buf_name(buf, writers)} at line {w.line}, which {names} read(s) at line(s) "
