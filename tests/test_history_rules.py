@@ -187,6 +187,27 @@ def test_fa_backward_staging_race_found_at_both_loads():
     assert _verdicts(_case_input(case + ".fixed")) == []
 
 
+def test_fa_backward_staging_race_seen_by_the_vector_clocks():
+    """The same verdict from running the barrier program with happens-before tracking, at a
+    launch where the inner loop runs (N_CTX = 256: two steps; every integer argument 256, and as
+    many programs as make two tiles per CTA): on the buggy side the do refill (683) is unordered
+    with the dk staging's local_store (939) and TMA store (941), and the v refill (645) with the
+    dv staging (917, 919); on the fixed side nothing is unordered."""
+    from barrier_viz.analyses.machine import Params
+    from barrier_viz.analyses.schedule import run
+
+    case = "regression.autows_fa_bwd_persist.b6180744c"
+    params = Params(int_args=256, num_programs=65536, track_races=True)
+
+    def races(side: str) -> set:
+        r = run(select(str(_case_input(f"{case}.{side}")), require_function=True).function, params, "favorable")
+        assert r.outcome == "completed"
+        return {tuple(sorted((x.first.op.line, x.second.op.line))) for x in r.machine.hb.races}
+
+    assert {(683, 939), (683, 941), (645, 917), (645, 919)} <= races("buggy")
+    assert races("fixed") == set()
+
+
 def test_tensormap_rewrite_on_the_grouped_gemm_fix():
     case = "regression.tlx_grouped_gemm.cd2de6835"
     buggy = tensormap_rewrites(_analysis(_case_input(case + ".buggy")))
