@@ -91,6 +91,123 @@ def test_use_after_release_on_the_fa_forward_fixes(case, lines):
     assert use_after_release(_analysis(_case_input(case + ".fixed"))) == []
 
 
+# -- b6180744c: a staging reader that releases nothing (analyses/silent_readers.py) ------------------
+STAGING = Path(__file__).parent / "fixtures" / "gemm_staging_persistent.ttgir"
+_STAGED_ARRIVE = "        ttng.arrive_barrier %staged_13, 1 : !ttg.memdesc<1xi64, #shared, #smem, mutable>\n"
+_STAGED_WAIT = "        ttng.wait_barrier %staged_40, %free : !ttg.memdesc<1xi64, #shared, #smem, mutable>\n"
+_EPILOGUE_TOP = "        %ph = arith.andi %t, %c1_i32_9 : i32\n"
+
+
+def _staging(tmp_path: Path, name: str, *pairs: tuple[str, str]) -> Path:
+    text = STAGING.read_text()
+    for old, new in pairs:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / f"{name}.ttgir"
+    path.write_text(text)
+    return path
+
+
+def _verdicts(path: Path, simulate: bool = True) -> list:
+    from barrier_viz.analyses.verdicts import check
+
+    found = check(Analysis(select(str(path), require_function=True)), simulate=simulate).findings
+    return [f for f in found if f.severity.value in ("error", "warning")]
+
+
+def _explore(path: Path):
+    from barrier_viz.analyses.explore import explore
+
+    return explore(select(str(path), require_function=True).function)
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().split("\n"), 1) if text in ln)
+
+
+def test_staging_reader_released_after_its_store_drains_is_clean():
+    """The persistent GEMM's epilogue stages C in a `memdesc_reinterpret` view of the A ring,
+    TMA-stores it, waits for the store's token and then arrives on `staged`; the loader waits on
+    `staged` at the top of each tile before refilling the ring. Ordered: nothing to report."""
+    assert _verdicts(STAGING) == []
+
+
+def test_staging_reader_that_releases_nothing_is_a_missing_acquire(tmp_path):
+    """Without that barrier (b6180744c's bug) the epilogue arrives on nothing after its TMA store
+    reads the staging view, and the loader's next-tile refill of the A ring waits only on the
+    MMA's release of the slot, which says nothing about the store: the refill can overwrite the
+    staged C while the TMA engine still reads it."""
+    path = _staging(tmp_path, "no_staged", (_STAGED_ARRIVE, ""), (_STAGED_WAIT, ""))
+    (f,) = _verdicts(path)
+    copy = _line_of(path, "ttng.async_tma_copy_global_to_local %a_desc_21")
+    store = _line_of(path, "ttng.async_tma_copy_local_to_global")
+    assert (f.kind, f.lines, f.partitions) == ("race.missing_acquire", [store, copy], ["partition1", "default"])
+    assert f.evidence["readers"] == [store] and f.evidence["wait_lines"] == []
+    assert "arrive(s) on no barrier after those reads" in f.message
+    # The vector clocks of `explore` see the same unordered pair (the refill against the TMA
+    # store's read), and the staging local_store racing the next tile's fill and MMA read.
+    staged = _line_of(path, "ttg.local_store %c, %stage_0")
+    races = {(r.first_line, r.second_line) for r in _explore(path).races}
+    assert (copy, store) in races and all(staged in pair or store in pair for pair in races)
+
+
+def test_staging_released_at_the_next_tile_top_orders_the_refill(tmp_path):
+    """A rotated release: the epilogue arrives on `staged` at the top of its next tile ("done
+    with the previous one"), before its read in program order, and the loader waits on it (the
+    parity of that same tile) at the tile level before refilling. The arrival follows the
+    previous tile's store drain, so the refill is ordered: clean, and `explore`'s vector clocks
+    agree."""
+    path = _staging(tmp_path, "rotated", (_STAGED_ARRIVE, ""), (_EPILOGUE_TOP, _EPILOGUE_TOP + _STAGED_ARRIVE),
+                    (_STAGED_WAIT, _STAGED_WAIT.replace("%free", "%ph")))
+    assert _verdicts(path) == []
+    result = _explore(path)
+    assert result.deadlock is None and result.races == []
+
+
+def test_staging_rotated_release_the_loader_never_waits_for_is_still_a_race(tmp_path):
+    """The epilogue's rotated arrival on `staged` is no release when the loader does not wait on
+    it: the refill stays unordered after the store's read."""
+    path = _staging(tmp_path, "rotated_unwaited", (_STAGED_ARRIVE, ""),
+                    (_EPILOGUE_TOP, _EPILOGUE_TOP + _STAGED_ARRIVE), (_STAGED_WAIT, ""))
+    assert [f.kind for f in _verdicts(path, simulate=False)] == ["race.missing_acquire"]
+
+
+def test_fa_backward_staging_race_found_at_both_loads():
+    """b6180744c's buggy IR (the cross-tile reuse barrier removed): the v load (645) races the dv
+    stores (919/925), and the do load in the inner loop (683) races the dk stores (941/948). For
+    the do load the computation task arrives on nothing after the stores; its arrivals on `m`'s
+    ring (once per inner iteration, and in the peeled first one) are waited for by the Load task
+    inside its inner loop, not at the tile level, so they do not order the first refill of a
+    tile. The Load task's tile-level waits (635, 641: k and v) are on the MMA task's releases."""
+    case = "regression.autows_fa_bwd_persist.b6180744c"
+    buggy = [f for f in _verdicts(_case_input(case + ".buggy"), simulate=False) if f.kind == "race.missing_acquire"]
+    assert [(f.lines, f.partitions) for f in buggy] == [
+        ([645, 919, 925], ["partition1", "partition2"]), ([683, 941, 948], ["partition1", "partition2"])]
+    assert buggy[1].evidence["wait_lines"] == [635, 641]
+    assert _verdicts(_case_input(case + ".fixed")) == []
+
+
+def test_fa_backward_staging_race_seen_by_the_vector_clocks():
+    """The same verdict from running the barrier program with happens-before tracking, at a
+    launch where the inner loop runs (N_CTX = 256: two steps; every integer argument 256, and as
+    many programs as make two tiles per CTA): on the buggy side the do refill (683) is unordered
+    with the dk staging's local_store (939) and TMA store (941), and the v refill (645) with the
+    dv staging (917, 919); on the fixed side nothing is unordered."""
+    from barrier_viz.analyses.machine import Params
+    from barrier_viz.analyses.schedule import run
+
+    case = "regression.autows_fa_bwd_persist.b6180744c"
+    params = Params(int_args=256, num_programs=65536, track_races=True)
+
+    def races(side: str) -> set:
+        r = run(select(str(_case_input(f"{case}.{side}")), require_function=True).function, params, "favorable")
+        assert r.outcome == "completed"
+        return {tuple(sorted((x.first.op.line, x.second.op.line))) for x in r.machine.hb.races}
+
+    assert {(683, 939), (683, 941), (645, 917), (645, 919)} <= races("buggy")
+    assert races("fixed") == set()
+
+
 def test_tensormap_rewrite_on_the_grouped_gemm_fix():
     case = "regression.tlx_grouped_gemm.cd2de6835"
     buggy = tensormap_rewrites(_analysis(_case_input(case + ".buggy")))

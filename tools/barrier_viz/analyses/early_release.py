@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from ..facts.barriers import Role
 from ..ir.model import Operation
+from ..ir.vocab import LOOP_OPS
 from .findings import Finding, Kind, Severity, finding
 from .static_checks import _buf_name, _root, following_in_iteration, loop_depth, preceding_in_iteration
 
@@ -122,14 +123,23 @@ def _slot_index(analysis, name: str, at: Operation) -> str | None:
     return None
 
 
+def _in_finished_loop(op: Operation, enclosing: set[int]) -> bool:
+    """Is `op` inside a loop that does not enclose the read (one that ran to its end before it)?
+    Its arrival releases that loop's own reads: FA backward's computation task reads and
+    releases the `Di` slot in every inner iteration, then, after the loop, waits for the slot's
+    next fill and reads it once more (the peeled last iteration)."""
+    return any(a.name in LOOP_OPS and id(a) not in enclosing for a in op.ancestors())
+
+
 def _release_before_done(read: Operation, released: set, arrives_by_op: dict,
                          writers: list[Operation]) -> Operation | None:
     """The arrival on the slot's empty barrier (one the writer acquires, same slot index) that
     precedes the end of `read`, if any."""
     up = max(0, loop_depth(read) - min(loop_depth(w) for w in writers))
     if read.name in _SYNC_READS:
+        enclosing = set(map(id, read.ancestors()))
         for p in preceding_in_iteration(read, up):
-            if arrives_by_op.get(id(p), set()) & released:
+            if arrives_by_op.get(id(p), set()) & released and not _in_finished_loop(p, enclosing):
                 return p
         return None
     it = following_in_iteration(read, up)

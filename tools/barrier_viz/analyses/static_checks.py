@@ -13,7 +13,8 @@ Each rule looks at one shape the phase model makes suspicious and states its evi
   Software-pipelined loops wait for the next use at the end of the body, so the whole
   iteration counts, not only what precedes the read.
 * `race.missing_acquire`: a producer refills a buffer without a wait, in the iteration, on a
-  barrier its readers arrive on after reading it (a dropped empty-wait).
+  barrier its readers arrive on after reading it (a dropped empty-wait), or a reader arrives on
+  nothing after its read and releases the slot in no other way (`silent_readers.py`).
 * `channel.same_partition`: a wait whose barrier is only arrived by synchronous arrives of its
   own partition: it orders nothing across partitions (ir-semantics §7.4); info when an own
   arrive precedes it in the iteration (a no-op), a warning otherwise; barriers a peer CTA
@@ -285,6 +286,8 @@ def _root(analysis, name: str, at: Operation):
 
 def tma_channel_races(analysis) -> list[Finding]:
     """Dropped full-waits (readers) and dropped empty-waits (writers) of TMA-filled buffers."""
+    from .silent_readers import unreleased  # its own module; it reuses the helpers of this one
+
     barrier_of_use: dict[int, list[tuple]] = {}
     waits_by_op: dict[int, list[tuple]] = {}
     for b in analysis.barriers.barriers:
@@ -344,10 +347,12 @@ def tma_channel_races(analysis) -> list[Finding]:
                     evidence={"buffer": _buf_name(buf, writers), "copy_lines": [w.line for w, _ in writers]},
                     suggestion="Wait on the slot's full barrier (with the use's parity) before the read."))
         by_partition: dict[str | None, set] = {}
+        levels: dict[str | None, list[tuple[Operation, int]]] = {}
         for r in readers:
             up = max(0, loop_depth(r) - depth)
             released = {k for f in following_in_iteration(r, up) for k, _ in barrier_of_use.get(id(f), [])}
             by_partition.setdefault(pname(r), set()).update(released)
+            levels.setdefault(pname(r), []).append((r, up))
         reader_depth = min((loop_depth(r) for r in readers), default=None)
         for w, _ in writers:
             # A reader at an outer loop level (a tile's epilogue reading what an inner loop
@@ -358,6 +363,9 @@ def tma_channel_races(analysis) -> list[Finding]:
             if any(k[0] is not None and not analysis.arrivers.get(k[0]) for k in waited):
                 continue  # it waits on a barrier nothing arrives on: a deadlock, reported as such
             missing = [q for q, rel in by_partition.items() if rel and not (waited & rel)]
+            # Readers that arrive on nothing after the read (silent_readers.py).
+            silent = {q: waits for q, rel in by_partition.items() if not rel and (waits := unreleased(
+                analysis, w, levels[q], waits_by_op, barrier_of_use)) is not None}
             if missing:
                 out.append(finding(
                     Kind.RACE_MISSING_ACQUIRE, Severity.error,
@@ -367,7 +375,29 @@ def tma_channel_races(analysis) -> list[Finding]:
                     partitions=[p for p in [pname(w), *missing] if p],
                     evidence={"buffer": _buf_name(buf, writers), "readers": [r.line for r in readers]},
                     suggestion="Wait on the empty barrier the readers arrive on (pre-inverted parity) before the copy."))
+            if silent:
+                out.append(_silent_finding(analysis, buf, writers, w, readers, silent))
     return out
+
+
+def _silent_finding(analysis, buf: tuple, writers, w: Operation, readers: list[Operation],
+                    silent: dict) -> Finding:
+    pname = analysis.partition_name
+    names = ", ".join(str(q) for q in silent)
+    reads = [r.line for r in readers if pname(r) in silent]
+    waits = sorted({op.line for ops in silent.values() for op in ops})
+    level = (f"{pname(w)}'s waits at that loop level (line(s) {', '.join(map(str, waits))}) are on barriers {names} does not "
+             "arrive on there" if waits else f"{pname(w)} waits on nothing at that loop level")
+    return finding(
+        Kind.RACE_MISSING_ACQUIRE, Severity.error,
+        f"{pname(w)} refills {_buf_name(buf, writers)} at line {w.line}, which {names} read(s) at line(s) "
+        f"{', '.join(map(str, reads))} once per iteration of an enclosing loop; {names} arrive(s) on no barrier "
+        f"after those reads in that iteration, and {level}: nothing orders the refill after the reads, so a slot "
+        "still being read can be overwritten.",
+        lines=[w.line] + reads, partitions=[p for p in [pname(w), *silent] if p],
+        evidence={"buffer": _buf_name(buf, writers), "readers": reads, "wait_lines": waits},
+        suggestion="After the reads are done (for a TMA store, after its token wait), arrive on a barrier the "
+                   "producer waits on before this copy.")
 
 
 def _reads_own_write(analysis, reader: Operation, buf: tuple) -> bool:
