@@ -54,8 +54,16 @@ def check_case(case: Case) -> tuple[list[Reported], str | None, float]:
     except Exception as exc:  # noqa: BLE001 - a crash on a case is a scored failure, not an abort
         return [], f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}", time.perf_counter() - t0
     reported = [Reported(kind=f.kind, severity=f.severity.value, lines=list(f.lines), partitions=list(f.partitions),
-                         barrier=f.barrier, buffer_id=f.buffer_id, message=f.message) for f in result.findings]
+                         barrier=f.barrier, buffer_id=f.buffer_id, message=f.message, threads=witness_threads(f.evidence))
+                for f in result.findings]
     return reported, None, time.perf_counter() - t0
+
+
+def witness_threads(evidence: dict[str, Any]) -> list[str]:
+    """The threads a finding's witness shows blocked (as `check` renders them): in a cluster
+    they are named `cta<k>.<partition>`."""
+    blocked = evidence.get("blocked") or (evidence.get("witness") or {}).get("blocked") or []
+    return [str(b["partition"]) for b in blocked if isinstance(b, dict) and b.get("partition")]
 
 
 def _det(case: Case) -> CaseScore:
