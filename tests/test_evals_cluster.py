@@ -183,3 +183,20 @@ def test_group_summary_and_eval_text(tmp_path):
     assert "cluster cases: 2," in res.output and "  base " in res.output
     doc = CliRunner().invoke(app, ["eval", *picked, "--format", "json"])
     assert json.loads(doc.output)["summary"]["per_group"]["cluster"]["cases"] == 2
+
+
+def test_remote_store_operators_on_a_four_cta_reduction():
+    """The multi-CTA layernorm (4 CTAs) sends each partial to the three peers by remote stores
+    that complete bytes on the peer's barrier, armed for three peers' bytes."""
+    text = _base("fbtriton.tlx_layernorm_multicta_ws_v1.sm100")
+    assert cluster_size(Source(text)) == 4
+    ms = mutants(text, operators=["drop_remote_store", "expect_missing_peer", "drop_remote_data_wait"])
+    stores = len(_ops(text, "ttg.async_remote_shmem_store"))
+    drops = [m for m in ms if m.operator == "drop_remote_store"]
+    assert sorted(m.findings[0]["cta"] for m in drops) == [0, 0, 1, 1, 2, 2, 3, 3]  # two reductions x four ranks
+    for m in drops:
+        assert len(_ops(m.text, "ttg.async_remote_shmem_store")) == stores - 1
+    for m in (m for m in ms if m.operator == "expect_missing_peer"):
+        assert m.edit == "expect 48 -> 32"  # three peers x 16 bytes (a 4x1 f32 partial) -> two
+        assert m.findings == [{"kind": "expect.bytes_mismatch"}, {"kind": "race.*"}]
+    assert [m.findings for m in ms if m.operator == "drop_remote_data_wait"] == [[{"kind": "race.*"}]] * 2

@@ -35,6 +35,11 @@ TLX = "third_party/tlx/tutorials/"
 VERDICT_FAMILIES = ["deadlock.*", "race.*", "expect.*", "phase.*"]
 
 
+# torch inductor's `triton_compat.libdevice` is triton's own libdevice module; torch is not here.
+LIBDEVICE = {"replace": "from torch._inductor.runtime.triton_compat import libdevice",
+             "with": "from triton.language.extra import libdevice"}
+
+
 def _td(dtype: str, *shape: int) -> str:
     return f"tensordesc<{dtype}[{', '.join(map(str, shape))}]>"
 
@@ -132,6 +137,33 @@ KERNELS: list[dict] = [
         "mutate": False,
     },
     {
+        "base": "fbtriton.tlx_layernorm_multicta_ws_v0.sm100",
+        "path": TLX + "blackwell_multi_cta_layernorm_ws_test.py", "kernel": "kernel_layernorm_multi_cta_ws",
+        "cluster": "2 CTAs (ctas_per_cga 1x2x1) reduce a row across the cluster: each CTA stores its partial sum "
+                   "into every peer's shared memory (async_remote_shmem_store completing bytes on the peer's barrier, "
+                   "armed with barrier_expect for the peers' bytes), then waits on its own barrier",
+        "spec": {"signature": {"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean_out": "*fp32",
+                               "Rstd_out": "*fp32", "row_stride": "i32", "M": "i32", "N": "i32", "eps": "fp32"},
+                 "constexprs": {"BLOCK_SIZE_M": 2, "BLOCK_SIZE_N": 1024, "num_reduction_ctas": 2,
+                                "SHOULD_MASK_ROW": False, "SHOULD_MASK_COL": False},
+                 "num_warps": 8, "num_stages": 1, "ctas_per_cga": [1, 2, 1], "target": "cuda:100",
+                 "edits": [LIBDEVICE], "divisible": ["X", "Y", "W", "B", "Mean_out", "Rstd_out", "row_stride"]},
+        "mutate": True,
+    },
+    {
+        "base": "fbtriton.tlx_layernorm_multicta_ws_v1.sm100",
+        "path": TLX + "blackwell_multi_cta_layernorm_ws_test.py", "kernel": "kernel_layernorm_multi_cta_ws",
+        "cluster": "4 CTAs (ctas_per_cga 1x4x1) reduce a row across the cluster through remote shared-memory stores "
+                   "into each of the three peers",
+        "spec": {"signature": {"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean_out": "*fp32",
+                               "Rstd_out": "*fp32", "row_stride": "i32", "M": "i32", "N": "i32", "eps": "fp32"},
+                 "constexprs": {"BLOCK_SIZE_M": 4, "BLOCK_SIZE_N": 512, "num_reduction_ctas": 4,
+                                "SHOULD_MASK_ROW": False, "SHOULD_MASK_COL": False},
+                 "num_warps": 8, "num_stages": 1, "ctas_per_cga": [1, 4, 1], "target": "cuda:100",
+                 "edits": [LIBDEVICE], "divisible": ["X", "Y", "W", "B", "Mean_out", "Rstd_out", "row_stride"]},
+        "mutate": True,
+    },
+    {
         "base": "fbtriton-metaws.addmm_2cta_ws_v0.sm100",
         "path": TLX + "blackwell-triton-addmm-2cta_test.py", "kernel": "matmul_2cta_ws_kernel",
         "cluster": "2 CTAs (ctas_per_cga 2x1x1): tl.dot(..., two_ctas=True) warp-specialized by Meta AutoWS",
@@ -196,6 +228,8 @@ def _source(k: dict, rec: dict) -> dict:
         src["ctas_per_cga"] = spec["ctas_per_cga"]
     if k.get("env"):
         src["flags"] = k["env"]
+    if spec.get("edits"):
+        src["edits"] = spec["edits"]
     return src
 
 

@@ -14,6 +14,10 @@ semantics alone what the edited kernel does on the hardware (never from what `ch
   same offset in every CTA of the mask and complete transaction bytes on each of those CTAs'
   barrier at the same offset; the issuing CTA is not implied. `wrong_multicast_mask` and
   `expect_own_half` break the mask or the byte count that must include the peers' halves.
+* remote shared-memory stores (`ttg.async_remote_shmem_store %v, rank %r, %dst barrier %bar`):
+  the value lands in CTA %r's `%dst` and completes its bytes on CTA %r's `%bar`, which that CTA
+  armed with `barrier_expect` for all its peers' bytes (the cluster reduction idiom).
+  `drop_remote_store`, `expect_missing_peer` and `drop_remote_data_wait` break it.
 * cluster launch control (`async_clc_try_cancel` completes 16 bytes on the CLC full barrier;
   every consumer waits on it, reads the response with `clc_query_cancel` and releases the slot
   on the CLC empty barrier, initialized for the number of consumers). `clc_phase_flip` and
@@ -352,6 +356,80 @@ def op_drop_clc_release(src: Source) -> Iterator[Mutant]:
                          op.line, f"removed CLC release arrive ({u.partition or 'main'})")
 
 
+REMOTE_STORES = ("ttg.async_remote_shmem_store", "ttng.async_remote_shmem_copy")
+
+
+def _remote_store_sites(src: Source) -> Iterator[dict]:
+    """Per barrier fed by remote stores in a cluster of n CTAs: its stores (one per rank, each
+    skipped by the CTA it names), the expect that arms it and the wait that reads after it."""
+    n = cluster_size(src)
+    by_bar: dict[str, list[Operation]] = {}
+    for op in src.ops:
+        if op.name in REMOTE_STORES and len(op.positional) >= 4:
+            by_bar.setdefault(op.positional[-1], []).append(op)
+    for bar, stores in by_bar.items():
+        expects = [x for x in src.ops if x.name == "ttng.barrier_expect" and x.positional and x.positional[0] == bar]
+        waits = [x for x in src.ops if x.name == WAIT and x.positional and x.positional[0] == bar]
+        if n < 2 or len(expects) != 1 or len(waits) != 1:
+            continue
+        uses = [u for b, u in src.analysis.barriers.uses_at(expects[0]) if u.role is Role.EXPECT]
+        if len(uses) != 1 or not uses[0].bytes or uses[0].bytes % (n - 1):
+            continue
+        yield {"bar": bar, "stores": stores, "expect": expects[0], "wait": waits[0], "n": n,
+               "bytes": uses[0].bytes, "per_peer": uses[0].bytes // (n - 1)}
+
+
+def op_drop_remote_store(src: Source) -> Iterator[Mutant]:
+    """Delete the remote store that delivers a partial to one CTA of the cluster."""
+    for site in _remote_store_sites(src):
+        for st in site["stores"]:
+            rank = src.constant_of(st.positional[1])
+            if rank is None:
+                continue
+            text = src.delete_op(st)
+            if text is None:
+                continue
+            why = (f"the remote store at line {st.line} delivered this CTA's partial (and {site['per_peer']} bytes) to "
+                   f"CTA {rank}'s {site['bar']}, which CTA {rank} armed at line {site['expect'].line} for "
+                   f"{site['bytes']} bytes: one store from each of its {site['n'] - 1} peers. Every CTA other than "
+                   f"{rank} skips it now, so CTA {rank}'s phase stays {site['per_peer']} bytes short "
+                   f"of its expect, its wait at line {site['wait'].line} never returns: CTA {rank} hangs "
+                   "(and the other CTAs with it, at the next reduction that needs its partial).")
+            yield Mutant(f"drop_remote_store_L{st.line}", "drop_remote_store", text, [{"kind": DEADLOCK, "cta": rank}],
+                         [RACE], why, st.line, f"removed remote store to rank {rank}")
+
+
+def op_expect_missing_peer(src: Source) -> Iterator[Mutant]:
+    """Arm a remote-store-fed barrier for one peer fewer than the cluster has."""
+    for site in _remote_store_sites(src):
+        e, total = site["expect"], site["bytes"]
+        fewer = total - site["per_peer"]
+        text = src.replace_in_op(e, f"{site['bar']}, {total}", f"{site['bar']}, {fewer}")
+        if text is None:
+            continue
+        why = (f"barrier_expect at line {e.line} armed {site['bar']} for {total} bytes, {site['per_peer']} from each of "
+               f"the {site['n'] - 1} peers' remote stores; armed for {fewer}, the phase completes before the last peer's "
+               f"partial lands, so the reads after the wait at line {site['wait'].line} can read a partial not yet "
+               "written (a race across CTAs); the late bytes then count against the next phase, which completes early "
+               "or, once the deficit no longer returns to zero, never (a hang, unjudged here).")
+        yield Mutant(f"expect_missing_peer_L{e.line}", "expect_missing_peer", text,
+                     [{"kind": "expect.bytes_mismatch"}, {"kind": RACE}], [], why, e.line, f"expect {total} -> {fewer}")
+
+
+def op_drop_remote_data_wait(src: Source) -> Iterator[Mutant]:
+    """Delete the wait that proves the peers' remote stores have landed."""
+    for site in _remote_store_sites(src):
+        w = site["wait"]
+        text = src.delete_op(w)
+        if text is None:
+            continue
+        why = (f"the wait at line {w.line} on {site['bar']} was this CTA's only proof that its {site['n'] - 1} peers' "
+               "remote stores (their partials) have landed in its shared memory; without it the loads that follow read "
+               "the partials unsynchronized with the peers' stores: a race across CTAs.")
+        yield Mutant(f"drop_remote_data_wait_L{w.line}", "drop_remote_data_wait", text, [{"kind": RACE}],
+                     ["phase.constant_in_loop"], why, w.line, "remote-store wait removed")
+
+
 CLUSTER = {
     "drop_remote_arrive": op_drop_remote_arrive,
     "remote_arrive_self": op_remote_arrive_self,
@@ -359,6 +437,9 @@ CLUSTER = {
     "handshake_wait_everywhere": op_handshake_wait_everywhere,
     "wrong_multicast_mask": op_wrong_multicast_mask,
     "expect_own_half": op_expect_own_half,
+    "drop_remote_store": op_drop_remote_store,
+    "expect_missing_peer": op_expect_missing_peer,
+    "drop_remote_data_wait": op_drop_remote_data_wait,
     "clc_phase_flip": op_clc_phase_flip,
     "drop_clc_release": op_drop_clc_release,
 }
