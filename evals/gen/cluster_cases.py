@@ -44,6 +44,12 @@ def _td(dtype: str, *shape: int) -> str:
     return f"tensordesc<{dtype}[{', '.join(map(str, shape))}]>"
 
 
+def _gl_td(rows: int, cols: int, swizzle: int, cga: str) -> str:
+    """A Gluon fp16 tensor descriptor with its shared layout, as the launcher specializes it."""
+    return (f"tensordesc<fp16[{rows}, {cols}],NVMMASharedLayout(swizzle_byte_width={swizzle}, element_bitwidth=16, "
+            f"rank=2, transposed=False, fp4_padded=False, cga_layout={cga})>")
+
+
 # Each entry: `base` (the case name without `.base`), `path`/`kernel` in the fork, the compile
 # spec of compile_src.py, `env` (compiler environment, e.g. Meta AutoWS), `cluster` (what kind of
 # cluster kernel it is: the words the case notes use) and `mutate` (whether the cluster operators
@@ -164,6 +170,34 @@ KERNELS: list[dict] = [
         "mutate": True,
     },
     {
+        "base": "fbtriton.gluon_matmul_multicta_v0.sm100",
+        "path": "python/examples/gluon/03-matmul-multicta.py", "kernel": "_matmul_kernel",
+        "cluster": "Gluon CGA form (ttg.num-ctas 2, CGA layout ((1, 0),)): one cluster-wide program, 2-CTA MMA and "
+                   "CLC; a stated limit of the interpreter, so a base only",
+        "spec": {"language": "gluon",
+                 "signature": {"a_desc": _gl_td(256, 64, 128, "((1, 0),)"), "b_desc": _gl_td(64, 128, 128, "((0, 1),)"),
+                               "c_desc": _gl_td(256, 32, 64, "((1, 0),)"), "M": "i32", "N": "i32", "K": "i32"},
+                 "constexprs": {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GRID_MINOR_DIM": 0,
+                                "GRID_TILE_WIDTH": 8, "STAGES": 4, "ACC_STAGES": 2, "CGA_LAYOUT": {"eval": "((1, 0),)"},
+                                "EPILOGUE_SIZE_N": 32, "SUBTILE_STAGES": 4},
+                 "num_warps": 4, "num_stages": 3, "num_ctas": 2, "target": "cuda:100"},
+        "mutate": False,
+    },
+    {
+        "base": "fbtriton.gluon_matmul_multicta_v1.sm100",
+        "path": "python/examples/gluon/03-matmul-multicta.py", "kernel": "_matmul_kernel",
+        "cluster": "Gluon CGA form (ttg.num-ctas 4, CGA layout ((1, 0), (2, 0))): a stated limit, a base only",
+        "spec": {"language": "gluon",
+                 "signature": {"a_desc": _gl_td(512, 128, 128, "((1, 0), (2, 0))"),
+                               "b_desc": _gl_td(128, 128, 128, "((0, 1), (0, 0))"),
+                               "c_desc": _gl_td(512, 32, 64, "((1, 0), (2, 0))"), "M": "i32", "N": "i32", "K": "i32"},
+                 "constexprs": {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128, "GRID_MINOR_DIM": 1,
+                                "GRID_TILE_WIDTH": 4, "STAGES": 3, "ACC_STAGES": 2,
+                                "CGA_LAYOUT": {"eval": "((1, 0), (2, 0))"}, "EPILOGUE_SIZE_N": 32, "SUBTILE_STAGES": 4},
+                 "num_warps": 4, "num_stages": 3, "num_ctas": 4, "target": "cuda:100"},
+        "mutate": False,
+    },
+    {
         "base": "fbtriton-metaws.addmm_2cta_ws_v0.sm100",
         "path": TLX + "blackwell-triton-addmm-2cta_test.py", "kernel": "matmul_2cta_ws_kernel",
         "cluster": "2 CTAs (ctas_per_cga 2x1x1): tl.dot(..., two_ctas=True) warp-specialized by Meta AutoWS",
@@ -219,13 +253,15 @@ def cmd_compile(args: argparse.Namespace) -> None:
 def _source(k: dict, rec: dict) -> dict:
     spec = k["spec"]
     compiler = k["base"].split(".")[0]
-    src = {"compiler": compiler, "version": rec["version"], "target": spec["target"],
+    src = {"compiler": compiler, "language": spec.get("language", "triton"), "version": rec["version"], "target": spec["target"],
            "repository": "facebookexperimental/triton", "commit": rec["commit"], "tag": COMMIT,
            "path": k["path"], "kernel": k["kernel"], "constexprs": spec["constexprs"],
            "num_warps": spec["num_warps"], "num_stages": spec["num_stages"],
            "cluster": k["cluster"], "recipe": "evals/gen/cluster_cases.py"}
     if spec.get("ctas_per_cga"):
         src["ctas_per_cga"] = spec["ctas_per_cga"]
+    if spec.get("num_ctas", 1) > 1:
+        src["num_ctas"] = spec["num_ctas"]
     if k.get("env"):
         src["flags"] = k["env"]
     if spec.get("edits"):
