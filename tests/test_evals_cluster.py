@@ -200,3 +200,14 @@ def test_remote_store_operators_on_a_four_cta_reduction():
         assert m.edit == "expect 48 -> 32"  # three peers x 16 bytes (a 4x1 f32 partial) -> two
         assert m.findings == [{"kind": "expect.bytes_mismatch"}, {"kind": "race.*"}]
     assert [m.findings for m in ms if m.operator == "drop_remote_data_wait"] == [[{"kind": "race.*"}]] * 2
+
+
+def test_agent_output_names_the_cta():
+    """An agent's INSIGHT line or JSON finding that names `cta<k>.<partition>` scores a `cta` key."""
+    from barrier_viz.evals.runner import _from_json, parse_insight
+
+    (r,) = parse_insight("INSIGHT: deadlock.cycle: cta1.partition0 stuck at line 202 on %cta_bars (lines 201, 202)")
+    assert r.threads == ["cta1.partition0"] and names_cta(r, 1) and not names_cta(r, 0)
+    (j,) = _from_json({"findings": [{"kind": "deadlock.no_producer", "threads": ["cta0.default"]}]})
+    case = Case(name="c", input=Path("x"), findings=[{"kind": "deadlock.*", "cta": 0}])
+    assert score_case(case, [j]).passed and not score_case(case, [r]).passed
