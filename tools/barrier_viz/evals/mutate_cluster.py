@@ -158,7 +158,7 @@ def op_remote_arrive_self(src: Source) -> Iterator[Mutant]:
         view = h["view"]
         if src.defining_op(h["rank"]) is not None and src.defining_op(h["rank"]).name == "nvg.cluster_id":
             continue  # already its own rank
-        text = src.replace_in_op(view, f"{h['local']}, {h['rank']}", f"{h['local']}, %mut_rank",
+        text = src.replace_in_op(view, f"{h['local']}, {h['rank']} ", f"{h['local']}, %mut_rank ",
                                  before=["%mut_rank = nvg.cluster_id"])
         if text is None:
             continue
@@ -213,7 +213,7 @@ def op_handshake_wait_everywhere(src: Source) -> Iterator[Mutant]:
         if id(w) in seen or h["symmetric"] or h["target"] is None or pred is None or h["pred_const"] is not None:
             continue
         seen.add(id(w))
-        text = src.replace_in_op(w, f", {pred}", ", %mut_true", before=["%mut_true = arith.constant true"])
+        text = src.replace_in_op(w, f", {pred} ", ", %mut_true ", before=["%mut_true = arith.constant true"])
         if text is None:
             continue
         other = 1 if h["target"] == 0 else 0
@@ -236,7 +236,7 @@ def op_wrong_multicast_mask(src: Source) -> Iterator[Mutant]:
     for op, bar, mask in _multicast_loads(src):
         if not src.alone_on_line(op):
             continue
-        text = src.replace_in_op(op, f"{bar}, {op.positional[3]}, {mask}", f"{bar}, {op.positional[3]}, %mut_mask",
+        text = src.replace_in_op(op, f"{bar}, {op.positional[3]}, {mask} ", f"{bar}, {op.positional[3]}, %mut_mask ",
                                  before=["%mut_mask = arith.constant 1 : i32"])
         if text is None:
             continue
@@ -262,7 +262,7 @@ def op_expect_own_half(src: Source) -> Iterator[Mutant]:
             if len(uses) != 1 or uses[0].bytes is None or uses[0].bytes <= own:
                 continue
             total = uses[0].bytes
-            text = src.replace_in_op(e, f"{bar}, {total}", f"{bar}, {own}")
+            text = src.replace_in_op(e, f"{bar}, {total},", f"{bar}, {own},")
             if text is None:
                 continue
             why = (f"barrier_expect at line {e.line} announced {total} bytes: this CTA's load at line {op.line} ({own} "
@@ -297,7 +297,7 @@ def _clc_barriers(src: Source) -> tuple[set[str], set[str]]:
 
 
 def _flip(src: Source, w: Operation, phase: str) -> str | None:
-    return src.replace_in_op(w, f"{w.positional[0]}, {phase}", f"{w.positional[0]}, %mut_flip",
+    return src.replace_in_op(w, f"{w.positional[0]}, {phase},", f"{w.positional[0]}, %mut_flip,",
                              before=["%mut_one = arith.constant 1 : i32", f"%mut_flip = arith.xori {phase}, %mut_one : i32"])
 
 
@@ -404,7 +404,7 @@ def op_expect_missing_peer(src: Source) -> Iterator[Mutant]:
     for site in _remote_store_sites(src):
         e, total = site["expect"], site["bytes"]
         fewer = total - site["per_peer"]
-        text = src.replace_in_op(e, f"{site['bar']}, {total}", f"{site['bar']}, {fewer}")
+        text = src.replace_in_op(e, f"{site['bar']}, {total},", f"{site['bar']}, {fewer},")
         if text is None:
             continue
         why = (f"barrier_expect at line {e.line} armed {site['bar']} for {total} bytes, {site['per_peer']} from each of "
