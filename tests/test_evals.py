@@ -108,9 +108,11 @@ def test_thresholds_hold_outside_known_misses(committed, config):
 
 
 def test_no_false_deadlock_on_unmodified_kernels(committed):
-    """Unmodified compiler output (the .base cases) must never be called a deadlock."""
+    """Unmodified compiler output (the .base cases) must never be called a deadlock, unless the
+    case itself expects that hang: a latent bug of the compiler judged by hand in its notes."""
     _, scores = committed
-    bad = [s.case.name for s in scores if s.case.name.endswith(".base") and s.hang_reported]
+    bad = [s.case.name for s in scores if s.case.name.endswith(".base") and s.hang_reported
+           and not s.case.expects_deadlock]
     assert not bad
 
 

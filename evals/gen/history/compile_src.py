@@ -8,7 +8,9 @@ Runs inside an fbtriton virtual environment (the released compiler), on the CPU:
 SPEC.json: {"signature": {arg: type}, "constexprs": {name: value}, "num_warps": 4,
 "num_stages": 1, "num_ctas": 1, "ctas_per_cga": [2,1,1] (optional), "target": "cuda:100",
 "edits": [...] (optional, see `apply_edits`), "knobs": {"nvidia.use_meta_ws": true} (optional),
-"options": {...} (extra compile options, e.g. maxRegAutoWS)}.
+"options": {...} (extra compile options, e.g. maxRegAutoWS), "divisible": [arg, ...] (optional:
+arguments the launcher would specialize as multiples of 16, i.e. aligned pointers and strides),
+"language": "gluon" (optional: a Gluon kernel, compiled from its own AST source)}.
 
 The source is read with `git show COMMIT:PATH` (nothing of the fork is kept in this project);
 it is written to a fixed scratch path so that the IR's `loc(...)` file names, and hence the
@@ -205,7 +207,11 @@ def compile_kernel(src_file: Path, kernel: str, spec: dict) -> str:
     if spec.get("ctas_per_cga"):
         options["ctas_per_cga"] = tuple(spec["ctas_per_cga"])
     options.update(spec.get("options") or {})
-    k = triton.compile(ASTSource(fn, signature, constexprs), target=target, options=options)
+    attrs = {(fn.arg_names.index(a),): [["tt.divisibility", 16]] for a in spec.get("divisible") or []}
+    source_cls = ASTSource
+    if spec.get("language") == "gluon":
+        from triton.experimental.gluon._runtime import GluonASTSource as source_cls
+    k = triton.compile(source_cls(fn, signature, constexprs, attrs), target=target, options=options)
     return k.asm["ttgir"]
 
 

@@ -110,6 +110,8 @@ def render_eval_text(doc: dict[str, Any], echo) -> None:
         rec = "-" if r["recall"] is None else f"{r['recall']:.3f}"
         pre = "-" if r["precision"] is None else f"{r['precision']:.3f}"
         echo(f"{kind:32} {rec:>7} {pre:>9} {r['support']:>7} {r['false_positives']:>6}")
+    for group, g in (s.get("per_group") or {}).items():
+        _render_group(group, g, echo)
     misses = [c for c in doc["cases"] if not c["passed"]]
     if misses:
         echo(f"\nmisses ({len(misses)}):")
@@ -135,6 +137,18 @@ def render_eval_text(doc: dict[str, Any], echo) -> None:
     if unmeasured:
         echo("thresholds not measured (no cases of that kind): "
              + ", ".join(f"{k}={doc['thresholds'][k]}" for k in unmeasured))
+
+
+def _render_group(group: str, g: dict[str, Any], echo) -> None:
+    """A group of cases (e.g. `cluster`) scored on its own: its rates, then per operator."""
+    echo("")
+    echo(f"{group} cases: {g['cases']}, {g['passed']} passed")
+    echo(f"  deadlock recall: {_measured(g['deadlock_recall'])} over {g['deadlock_cases']} hang cases "
+         f"({g.get('deadlock_found_in_cta', 0)} with the expected deadlock in the expected CTA)")
+    echo(f"  race recall: {_measured(g['race_recall'])} over {g['race_expectations']} race expectations")
+    echo(f"  false deadlocks: {g['false_deadlocks']} on {g['known_good_cases']} known-good cases")
+    for op, r in g.get("operators", {}).items():
+        echo(f"  {op:32} {r['passed']:>3}/{r['cases']:<3} passed")
 
 
 def _measured(value) -> str:

@@ -3,8 +3,9 @@
 expected.yaml keys: `unit` (optional selector), `findings` (list of {kind, and any of barrier /
 buffer_id / partition / line}), `absent` (kinds that must not be reported; a trailing `.*`
 matches a whole family, e.g. `deadlock.*`), `notes` (why, and where the truth comes from), and
-optionally `source` (how the input was made: compiler, version, target, flags, mutation) and
-`truth` (`hang` / `ok` / `wrong` for GPU-observed cases).
+optionally `source` (how the input was made: compiler, version, target, flags, mutation),
+`truth` (`hang` / `ok` / `wrong` for GPU-observed cases) and `group` (a family of cases `eval`
+also reports on its own, e.g. `cluster`).
 
 An expected `kind` may also be the group `hang`: any error finding whose kind is one of
 `findings.HANG_KINDS`. It is used where the truth is "this kernel never finishes" and the
@@ -12,6 +13,10 @@ architecture does not pin which hang kind describes the cause (a skipped parity,
 transaction phase). Two more forms, for GPU truth that pins a family but not a kind: a family
 pattern such as `race.*` (any error finding of that family), and the group `error` (any error
 finding at all: a kernel the GPU saw fault, which proves it broken but not how).
+
+An expected finding of a cluster case may carry `cta`: a CTA rank, or `any`; the finding must
+name that CTA (a witness thread or partition called `cta<k>.<partition>`), so a hang is pinned to
+the CTA that hangs.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ class Case:
     notes: str = ""
     source: dict[str, Any] = field(default_factory=dict)
     truth: str | None = None
+    group: str | None = None
 
     @property
     def known_good(self) -> bool:
@@ -65,7 +71,7 @@ class Case:
 def _is_hang_kind(kind: str) -> bool:
     from ..analyses.findings import HANG_KINDS
 
-    return kind == HANG_GROUP or kind in HANG_KINDS
+    return kind in (HANG_GROUP, "deadlock.*") or kind in HANG_KINDS
 
 
 def find_input(folder: Path) -> Path | None:
@@ -91,12 +97,13 @@ def load_case(folder: Path) -> Case:
     for f in findings:
         if not isinstance(f, dict) or "kind" not in f:
             raise ValueError(f"{spec_path}: every expected finding needs a kind: {f!r}")
-        unknown = set(f) - {"kind", "barrier", "buffer_id", "partition", "line"}
+        unknown = set(f) - {"kind", "barrier", "buffer_id", "partition", "line", "cta"}
         if unknown:
             raise ValueError(f"{spec_path}: unknown keys in expected finding: {sorted(unknown)}")
     return Case(name=folder.name, input=inp, findings=findings, absent=list(spec.get("absent") or []),
                 unit=spec.get("unit"), func=spec.get("func"), notes=str(spec.get("notes") or ""),
-                source=dict(spec.get("source") or {}), truth=spec.get("truth"))
+                source=dict(spec.get("source") or {}), truth=spec.get("truth"),
+                group=str(spec["group"]) if spec.get("group") else None)
 
 
 def gpu_corpus_cases(root: Path) -> list[Case]:
@@ -140,7 +147,7 @@ def discover(paths: list[str | Path]) -> list[Case]:
 
 def write_case(folder: Path, text: str, *, findings: list[dict], absent: list[str], notes: str,
                source: dict | None = None, truth: str | None = None, compress: bool = True,
-               input_name: str | None = None) -> Path:
+               input_name: str | None = None, group: str | None = None) -> Path:
     """Write `input.ttgir.gz` (or `input.ttgir`) and `expected.yaml` into `folder`. gzip keeps
     a few hundred 20-100 kB kernels within a few MB of repository."""
     folder = Path(folder)
@@ -157,6 +164,8 @@ def write_case(folder: Path, text: str, *, findings: list[dict], absent: list[st
     spec: dict[str, Any] = {"findings": findings, "absent": absent, "notes": notes}
     if truth:
         spec["truth"] = truth
+    if group:
+        spec["group"] = group
     if source:
         spec["source"] = source
     (folder / EXPECTED).write_text(yaml.safe_dump(spec, sort_keys=False, width=110), encoding="utf-8")

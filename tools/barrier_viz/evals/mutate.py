@@ -535,6 +535,10 @@ OPERATORS: dict[str, Callable[[Source], Iterator[Mutant]]] = {
 from .mutate_handwritten import HANDWRITTEN  # noqa: E402  (it imports Source / Mutant from above)
 
 OPERATORS.update(HANDWRITTEN)
+# Cluster operators (remote arrivals, multicast masks and bytes, CLC) likewise.
+from .mutate_cluster import CLUSTER  # noqa: E402
+
+OPERATORS.update(CLUSTER)
 
 
 def mutants(text: str, limit_per_operator: int | dict[str, int] | None = None, operators: list[str] | None = None,

@@ -54,8 +54,16 @@ def check_case(case: Case) -> tuple[list[Reported], str | None, float]:
     except Exception as exc:  # noqa: BLE001 - a crash on a case is a scored failure, not an abort
         return [], f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}", time.perf_counter() - t0
     reported = [Reported(kind=f.kind, severity=f.severity.value, lines=list(f.lines), partitions=list(f.partitions),
-                         barrier=f.barrier, buffer_id=f.buffer_id, message=f.message) for f in result.findings]
+                         barrier=f.barrier, buffer_id=f.buffer_id, message=f.message, threads=witness_threads(f.evidence))
+                for f in result.findings]
     return reported, None, time.perf_counter() - t0
+
+
+def witness_threads(evidence: dict[str, Any]) -> list[str]:
+    """The threads a finding's witness shows blocked (as `check` renders them): in a cluster
+    they are named `cta<k>.<partition>`."""
+    blocked = evidence.get("blocked") or (evidence.get("witness") or {}).get("blocked") or []
+    return [str(b["partition"]) for b in blocked if isinstance(b, dict) and b.get("partition")]
 
 
 def _det(case: Case) -> CaseScore:
@@ -88,6 +96,7 @@ KIND_NAMES = sorted((k.value for k in Kind), key=len, reverse=True)
 _KIND_RE = re.compile("|".join(re.escape(k) for k in KIND_NAMES))
 _LINES_RE = re.compile(r"\b(?:lines?|L)\s*((?:\d+(?:\s*(?:,|and|-|–)\s*)?)+)", re.I)
 _PART_RE = re.compile(r"\b(default|partition\d+)\b")
+_THREAD_RE = re.compile(r"\b(cta\d+\.(?:default|partition\d+))\b")
 _JSON_BLOCK = re.compile(r"```json\s*\n(.*?)```", re.S)
 _INFO_KINDS = {Kind.WAIT_REDUNDANT.value, Kind.BUFFER_SINGLE_COPY.value, Kind.ARRIVE_UNPAIRED.value,
                Kind.BARRIER_UNUSED.value}
@@ -104,13 +113,14 @@ def parse_insight(line: str) -> list[Reported]:
     for m in _LINES_RE.finditer(body):
         lines.extend(int(x) for x in re.findall(r"\d+", m.group(1)))
     parts = list(dict.fromkeys(_PART_RE.findall(body)))
+    threads = list(dict.fromkeys(_THREAD_RE.findall(body)))
     low = body.lower()
     out = []
     for k in kinds:
         sev = "info" if k in _INFO_KINDS else "warning" if k in _WARNING_KINDS else "error"
         if re.search(r"\bwarning\b", low) and sev == "error" and k.startswith("phase."):
             sev = "warning"
-        out.append(Reported(kind=k, severity=sev, lines=lines, partitions=parts, message=body.strip()))
+        out.append(Reported(kind=k, severity=sev, lines=lines, partitions=parts, message=body.strip(), threads=threads))
     return out
 
 
@@ -125,7 +135,8 @@ def _from_json(obj: Any) -> list[Reported] | None:
                                 lines=[int(x) for x in f.get("lines", []) if str(x).isdigit()],
                                 partitions=[str(p) for p in f.get("partitions", [])],
                                 barrier=f.get("barrier"), buffer_id=f.get("buffer_id"),
-                                message=str(f.get("message", ""))))
+                                message=str(f.get("message", "")),
+                                threads=[str(t) for t in f.get("threads", [])]))
     return out
 
 

@@ -4,7 +4,9 @@ Definitions (so the numbers printed by `eval` mean one thing):
 
 * An expectation matches a reported finding when the kinds match (the group `hang` matches any
   hang kind, `error` any error, a family pattern `race.*` any error of that family) and every other key it gives (barrier, buffer_id, partition, line) matches. An
-  expectation of a hang or race kind needs an *error* finding: a warning is not a verdict.
+  expectation of a hang or race kind needs an *error* finding: a warning is not a verdict. An
+  expectation's `cta` (a rank, or `any`) needs a finding that names the CTA: one of its witness
+  threads or partitions is `cta<k>.<partition>`.
 * A reported finding is a **true positive** of its kind when it matches an expectation, a
   **false positive** when its kind is listed `absent` for the case, and unjudged otherwise (the
   case says nothing about it). Precision = TP / (TP + FP) over judged findings only.
@@ -15,6 +17,7 @@ Definitions (so the numbers printed by `eval` mean one thing):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +38,7 @@ class Reported:
     barrier: str | None = None
     buffer_id: int | None = None
     message: str = ""
+    threads: list[str] = field(default_factory=list)  # witness threads (cluster: cta<k>.<partition>)
 
     @property
     def is_hang(self) -> bool:
@@ -66,7 +70,20 @@ def expectation_matches(e: dict[str, Any], r: Reported) -> bool:
         return False
     if "barrier" in e and (r.barrier is None or str(e["barrier"]) not in r.barrier):
         return False
+    if "cta" in e and not names_cta(r, e["cta"]):
+        return False
     return True
+
+
+_CTA_NAME = re.compile(r"\bcta(\d+)\.")
+
+
+def names_cta(r: Reported, cta: int | str) -> bool:
+    """Whether the finding names CTA `cta` (`any`: some CTA) in a witness thread or partition,
+    or, for findings with no structured witness, in its message."""
+    names = [*r.threads, *r.partitions] or [r.message]
+    ranks = {int(m.group(1)) for n in names for m in _CTA_NAME.finditer(n)}
+    return bool(ranks) if str(cta) == "any" else int(cta) in ranks
 
 
 def absent_matches(pattern: str, r: Reported) -> bool:
@@ -151,6 +168,33 @@ def summarize(scores: list[CaseScore]) -> dict[str, Any]:
             "support": r["expected"],
             "false_positives": r["fp"],
         }
+    out = _rates(scores)
+    out["per_kind"] = per_kind
+    groups = sorted({s.case.group for s in scores if s.case.group})
+    if groups:
+        out["per_group"] = {g: _group_summary([s for s in scores if s.case.group == g]) for g in groups}
+    return out
+
+
+def _group_summary(scores: list[CaseScore]) -> dict[str, Any]:
+    """One group's rates (e.g. the cluster cases) and, per mutation operator (`base` for an
+    unmodified kernel), how many of its cases passed."""
+    out = _rates(scores)
+    # Hang cases whose every hang expectation matched: the deadlock was found *and* named the CTA.
+    hangs = [s for s in scores if s.case.expects_deadlock]
+    out["deadlock_found_in_cta"] = sum(
+        all(e in s.matched for e in s.case.findings if "cta" in e or e["kind"].startswith("deadlock.")) for s in hangs)
+    ops: dict[str, list[int]] = {}
+    for s in scores:
+        op = (s.case.source.get("mutation") or {}).get("operator", "base")
+        row = ops.setdefault(op, [0, 0])
+        row[0] += s.passed
+        row[1] += 1
+    out["operators"] = {op: {"passed": p, "cases": n} for op, (p, n) in sorted(ops.items())}
+    return out
+
+
+def _rates(scores: list[CaseScore]) -> dict[str, Any]:
     dl = [s for s in scores if s.case.expects_deadlock]
     good = [s for s in scores if s.case.known_good]
     race_exp = [(s, e) for s in scores for e in s.case.findings if e["kind"].startswith("race.")]
@@ -167,7 +211,6 @@ def summarize(scores: list[CaseScore]) -> dict[str, Any]:
         "observed_completions_flagged": sum(s.hang_reported for s in scores if s.case.truth in ("ok", "wrong")),
         "race_expectations": len(race_exp),
         "race_recall": round(sum(e in s.matched for s, e in race_exp) / len(race_exp), 4) if race_exp else None,
-        "per_kind": per_kind,
     }
 
 
