@@ -267,6 +267,7 @@ class Machine:
         self.cga = cluster_sim.cga_for(function) if self.cluster.cga else None  # facts.cga.CgaModule
         self.cluster_arrived: dict[int, int] = {}  # thread -> generation of its pending cluster arrive
         self._cluster_slot: BarrierSlot | None = None
+        self.sync_after: Operation | None = None  # the entry block's last init_barrier (cluster start-up sync)
         self.early: dict[tuple, list[tuple[int, str]]] = {}  # slot key -> remote uses before its init
         self._cta_loops: dict[int, dict[int, list[int]]] = {}  # id(loop) -> CTA -> [most trips, exits, total]
         if self.params.track_races:
@@ -357,6 +358,9 @@ class Machine:
                 raise SimulationError("pre-partition IR (task ids, no warp_specialize) is not simulated")
         warps = module.attr("ttg.num-warps") if module is not None else None
         ctas = self.cluster.size
+        if ctas > 1:
+            inits = [o for o in body.operations if o.name == "ttng.init_barrier"]
+            self.sync_after = inits[-1] if inits else None
         for cta in range(ctas):
             # Every CTA of a cluster runs the whole function: its own allocations, barriers, partitions.
             index = len(self.threads)
@@ -572,16 +576,25 @@ def _h_init(m: Machine, op: Operation, env, who, it):
     ref = env.get(op.operands[0]) if op.operands else None
     count = int(op.literals[0]) if op.literals and op.literals[0].lstrip("-").isdigit() else 1
     if isinstance(ref, Ref) and m.cga is not None:
+        # A broadcast barrier: only its group's leader holds (and initialises) it (None).
         count = cluster_sim.cga_init(m, op, ref.cta, count)
-        if count is None:
-            return  # a broadcast barrier: only its group's leader holds (and initialises) it
-    if isinstance(ref, Ref):
+    if isinstance(ref, Ref) and count is not None:
         slot = m.slots[ref.key] = BarrierSlot(ref, count, count, init_line=op.line)
         m.barrier_allocs.add(ref.key[:2])
         for line, name in m.early.pop(ref.key, []):
             slot.anomalies.append(f"{name} arrived on it remotely at line {line} before this CTA initialised it at "
                                   f"line {op.line}: the init discards that arrival (a peer may arrive only after the "
                                   "barrier's init and a cluster sync)")
+    if op is m.sync_after:
+        # The lowering fences and cluster-syncs after the entry block's last barrier init
+        # (TritonGPUToLLVM's maybeInsertClusterSync): no CTA runs on before every CTA's inits.
+        return _cluster_rendezvous(m, op, who, it)
+
+
+def _cluster_rendezvous(m: Machine, op: Operation, who: int, it):
+    yield Step(op)
+    generation = cluster_sim.cluster_arrive(m, op, who, it)
+    yield Wait(op, m.cluster_slot(op), generation, it)
 
 
 def _h_inval(m: Machine, op: Operation, env, who, it):
@@ -680,6 +693,29 @@ def _h_tma_load(m: Machine, op: Operation, env, who, it):
     yield Step(op)
     agent = m.agent(who, op)
     cluster_sim.deliver_tma(m, op, env, who, it, slot, env.get(pos[1]), nbytes, agent)
+
+
+def _h_bulk_copy(m: Machine, op: Operation, env, who, it):
+    """`ttg.async_copy_global_to_local %ptr, %dst bulk_size %n barrier %bar {useBulk}`: a bulk
+    copy (`cp.async.bulk ... mbarrier::complete_tx::bytes`) that completes `%n` bytes on `%bar`,
+    like a TMA load. Without `barrier` it is a plain cp.async (no barrier: only its write)."""
+    pos = op.positional
+    for r in op.results:
+        env[r] = None
+    if "barrier" not in op.keywords or len(pos) < 4:
+        if len(pos) > 1:
+            m.access(op, env.get(pos[1]), "write", who, it)
+        return
+    nbytes = env.get(pos[2])
+    slot = _need_slot(m, op, env, pos[-1], who)
+    if slot is None or not isinstance(nbytes, int):
+        if slot is not None:
+            slot.unmodelled = slot.unmodelled or f"{op.name} at line {op.line} (bulk size unknown)"
+        return
+    yield Step(op)
+    agent = m.agent(who, op)
+    m.access(op, env.get(pos[1]), "write", agent, it)
+    m.complete_tx(slot, nbytes, op.line, who, agent, it=it)
 
 
 def _h_mma(m: Machine, op: Operation, env, who, it):
@@ -1074,11 +1110,10 @@ def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
     """Fork: each region runs as its own thread; the default region sees the parent's values,
     partitionN regions see the captures as block arguments. The parent waits for all."""
     captures = [env.get(name) for name in op.operands]
-    if m.cluster.size > 1:
-        # The CTAs sync once after their barrier inits, before any partition can reach a peer.
-        yield Step(op)
-        generation = cluster_sim.cluster_arrive(m, op, who, it)
-        yield Wait(op, m.cluster_slot(op), generation, it)
+    if m.cluster.size > 1 and m.sync_after is None:
+        # No barrier init in the entry block to sync after: the CTAs still start their
+        # partitions together (no peer can reach a barrier before it exists).
+        yield _cluster_rendezvous(m, op, who, it)
     children: list[Thread] = []
     cta = m.threads[who].cta
     for k, region in enumerate(op.regions):
@@ -1172,6 +1207,7 @@ _HANDLERS = {
     "ttng.barrier_expect": _h_arrive,
     "ttng.async_tma_copy_global_to_local": _h_tma_load,
     "ttng.async_tma_gather": _h_tma_load,
+    "ttg.async_copy_global_to_local": _h_bulk_copy,
     "ttng.tc_gen5_mma": _h_mma,
     "ttng.tc_gen5_mma_scaled": _h_mma,
     "ttng.tc_gen5_commit": _h_commit,
