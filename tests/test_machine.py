@@ -105,13 +105,15 @@ def test_per_thread_arrive_counts_every_thread_of_the_partition(tmp_path: Path) 
     assert run(_fn(PER_THREAD), policy="favorable").outcome == "deadlock"
 
 
-def test_cluster_dims_make_a_cluster_kernel_a_stated_limit() -> None:
+def test_cluster_dims_run_every_cta_of_the_cluster() -> None:
     """TLX/Gluon keep `ttg.num-ctas = 1` and put the cluster in `ttg.cluster-dim-x/y/z`
-    (`ctas_per_cga`): peer CTAs then multicast TMA bytes and arrive remotely, which a one-CTA
-    simulation cannot see, so it must not judge the kernel."""
+    (`ctas_per_cga`): every CTA runs the program, so the run has one main thread and one set of
+    partitions per CTA (tests/test_cluster_sim.py has the cross-CTA shapes)."""
     text = nested_if_kernel(1).replace('"ttg.num-ctas" = 1 : i32', '"ttg.cluster-dim-x" = 2 : i32, "ttg.num-ctas" = 1 : i32')
     result = run(_fn(text), policy="favorable")
-    assert result.outcome == "not_simulated" and "cluster of 2 CTAs" in result.reason
+    assert result.outcome == "completed"
+    assert sorted(t.name for t in result.machine.threads) == [
+        "cta0.default", "cta0.main", "cta0.partition0", "cta1.default", "cta1.main", "cta1.partition0"]
 
 
 CLC = f'''module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32}} {{

@@ -179,4 +179,12 @@ class Analysis:
             for u in b.uses:
                 if u.role in ARRIVE_ROLES:
                     names.update(u.partitions or ((u.partition,) if u.partition else ("main",)))
+        # A peer CTA's arrivals come through `map_to_remote_buffer` (the same allocation in the
+        # CTA the rank names): the partition taking that view arrives on this barrier too. The
+        # barrier facts keep the view unresolved (a per-CTA channel cannot say which CTA's copy).
+        for op in self.ops:
+            if op.name == "ttng.map_to_remote_buffer" and op.operands:
+                t = self.tracer.trace(op.operands[0], op)
+                if t.root is not None:
+                    out.setdefault(id(t.root), set()).add(self.partition_name(op) or "main")
         return out

@@ -129,8 +129,12 @@ def _unmodelled(result: RunResult) -> str:
     partitions ran a loop whose trip count is a runtime value we assumed while others' loops
     had known bounds (their counts may agree on the GPU and not here)."""
     m = result.machine
+    from .cluster_sim import unequal_work
+
+    if m is not None and (why := unequal_work(m, result.blocked)):
+        return why
     if m is not None and m.assumed:
-        parts = [t for t in m.threads if t.index != 0 or m.ws_op is None]
+        parts = [t for t in m.threads if t.partition != "main" or m.ws_op is None]
         guessed = [t for t in parts if m.assumed.get(t.index)]
         if guessed and len(guessed) < len(parts):
             t = guessed[0]
@@ -145,7 +149,13 @@ def _unmodelled(result: RunResult) -> str:
 
 
 def classify_run(result: RunResult, arrivers: dict[int, set[str]], gated=None) -> list[Finding]:
-    """Findings of a deadlocked run of the favorable schedule (an input point's run)."""
+    """Findings of a deadlocked run of the favorable schedule (an input point's run). A hang
+    that is not a verdict (an unmodelled op, assumed trip counts, a cluster whose CTAs got
+    unequal work) turns the run's outcome into `limit` and gives none."""
+    why = _unmodelled(result)
+    if why:
+        result.outcome, result.reason = "limit", why
+        return []
     return _classify(result, arrivers, adversarial_only=False, gated=gated)
 
 
@@ -199,7 +209,7 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
             # waits precede it (a duplicated arrive), not a missing wait.
             twice = _completed_twice(slot, ops_by_line)
             ungated = (not twice and gated is not None
-                       and not all(gated(ln, b.thread.name, b.wait.op) for ln in arrive_lines))
+                       and not all(gated(ln, b.thread.partition, b.wait.op) for ln in arrive_lines))
             if ungated:
                 producers = sorted(_arriving_partitions(slot, threads) - {b.thread.name})
                 consumer_side = _first_parity(b) == 0
@@ -233,7 +243,8 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
     parts = [b.thread.name for b in blocked]
     chain = [b.describe() for b in blocked]
     own = arrivers.get(id(root.wait.slot.ref.alloc), set())
-    if root.wait.slot.named is None and own == {root.thread.name}:
+    cluster = result.machine is not None and result.machine.cluster.size > 1
+    if root.wait.slot.named is None and own == {root.thread.partition} and not cluster:
         # A cycle of one: the only arrivals on the barrier are the waiter's own later operations.
         return [finding(
             Kind.DEADLOCK_CYCLE, Severity.error,
@@ -296,7 +307,7 @@ def _cadence_problem(b: Blocked, threads, arrivers: set[str], pre: int = 0) -> s
     if slot.completions - pre >= passed + ahead + 1:
         return (f"overrun: the slot completed {plural(slot.completions, 'phase')} while this partition passed "
                 f"{plural(passed, 'wait')} on it, so the parity it polls came back before it looked")
-    came = {threads[i].name for i in slot.phase_arrivers if i < len(threads)}
+    came = {threads[i].partition for i in slot.phase_arrivers if i < len(threads)}
     if 0 < slot.pending < slot.count and arrivers and arrivers <= came:
         return (f"every partition that arrives on it ({', '.join(sorted(arrivers))}) has arrived for this phase, "
                 f"yet {slot.pending} of {slot.count} expected arrivals are missing: the init count is not reachable")
@@ -352,11 +363,13 @@ def _arrive_lines(slot) -> set[int]:
 
 
 def _barrier_name(b: Blocked) -> str:
-    if b.wait.slot.named is not None:
-        return f"named barrier {b.wait.slot.named}"
     ref = b.wait.slot.ref
+    if ref.indices[:1] == ("cluster",):
+        return "the cluster barrier"
+    if b.wait.slot.named is not None:
+        return f"named barrier {b.wait.slot.named}" + (f" of cta{ref.cta}" if ref.cta else "")
     name = ref.alloc.results[0] if ref.alloc.results else ref.alloc.name
-    return name + "".join(f"[{i if i is not None else '?'}]" for i in ref.indices)
+    return name + "".join(f"[{i if i is not None else '?'}]" for i in ref.indices) + (f" of cta{ref.cta}" if ref.cta else "")
 
 
 def _witness(result: RunResult) -> dict:

@@ -102,7 +102,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
             out.result, out.reason = "not_simulated", result.reason
             break
         if not partitions and result.machine is not None:
-            partitions = [t.name for t in result.machine.threads if t.name != "main"]
+            partitions = [t.name for t in result.machine.threads if t.partition != "main"]
             queue.extend(f"starve:{name}" for name in partitions)
         if result.machine is not None and result.machine.hb is not None:
             _collect_races(out, result)

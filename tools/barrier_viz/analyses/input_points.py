@@ -483,9 +483,9 @@ def explore_inputs(analysis, params: Params, base_steps: int, *, fixed: set[tupl
                     max_steps=min(params.max_steps, budget))
         result = run(fn, p, "favorable", deadline=deadline)
         budget -= result.steps
+        findings = classify(result) if result.deadlocked and classify is not None else []
         pr = PointResult(point, reasons, result.outcome, result.steps, names, shown, obs=obs)
-        if result.deadlocked and classify is not None:
-            pr.findings = [name_input(f, pr) for f in classify(result)]
+        pr.findings = [name_input(f, pr) for f in findings]
         out.points.append(pr)
     return out
 

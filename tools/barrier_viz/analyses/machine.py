@@ -29,6 +29,7 @@ from typing import Any, Iterator
 from ..ir.model import Block, Operation, Region
 from ..ir.types import memdesc_bytes, parse_memdesc
 from ..ir.vocab import LOOP_OPS
+from . import cluster_sim
 
 Value = Any  # int, Ref, or None (opaque)
 
@@ -84,16 +85,23 @@ class Ref:
     indices: tuple[int | None, ...] = ()
     col: int = 0  # first TMEM column of this view inside the allocation
     width: int | None = None  # columns the view spans (None: the allocation's)
+    cta: int = 0  # the CTA of the cluster whose shared/tensor memory holds it
 
     def index(self, i: int | None) -> "Ref":
-        return Ref(self.alloc, self.instance, self.indices + (i,), self.col, self.width)
+        return Ref(self.alloc, self.instance, self.indices + (i,), self.col, self.width, self.cta)
 
     def view(self, col: int = 0, width: int | None = None) -> "Ref":
-        return Ref(self.alloc, self.instance, self.indices, self.col + col, width if width is not None else self.width)
+        return Ref(self.alloc, self.instance, self.indices, self.col + col, width if width is not None else self.width,
+                   self.cta)
+
+    def in_cta(self, cta: int) -> "Ref":
+        """The same allocation and view in CTA `cta` (every CTA of a cluster runs the same program,
+        so its allocations sit at the same offsets: `mapa`, multicast and remote arrivals rely on it)."""
+        return Ref(self.alloc, self.instance, self.indices, self.col, self.width, cta)
 
     @property
-    def key(self) -> tuple[int, int, tuple[int | None, ...]]:
-        return (id(self.alloc), self.instance, self.indices)
+    def key(self) -> tuple:
+        return (id(self.alloc), self.instance, self.indices, self.cta)
 
 
 @dataclass(slots=True)
@@ -220,6 +228,12 @@ class Thread:
     trail: list[tuple[int, str, tuple[int, ...]]] = field(default_factory=list)  # (line, op, iteration)
     machine: "Machine | None" = field(default=None, repr=False)
     warps: int = 4  # warps running this partition (a `perThread` arrive arrives once per thread)
+    cta: int = 0  # rank of the CTA it runs in (clusters)
+    partition: str = ""  # the IR's name for it ("main", "default", "partition0"); `name` adds the CTA
+
+    def __post_init__(self) -> None:
+        if not self.partition:
+            self.partition = self.name
 
 
 class Machine:
@@ -241,13 +255,18 @@ class Machine:
         self.tcgen05: dict[int, list[int]] = {}  # thread -> its tcgen05 agents not yet committed
         self.ops = 0  # operations executed, all threads together
         self.barrier_allocs: set[tuple[int, int]] = set()  # (id(alloc), instance) holding barrier slots
-        self.clc_issued = 0  # CLC try_cancel requests so far (the answer turns "no more tiles" at a bound)
+        self.clc_issued: dict[int, int] = {}  # CTA -> CLC try_cancel requests so far ("no more tiles" at a bound)
         self.clc_answers: dict[tuple, int] = {}  # response buffer -> the tile it holds (-1: none)
-        self.named: dict[int, BarrierSlot] = {}  # named barrier id -> its state
+        self.named: dict[tuple[int, int], BarrierSlot] = {}  # (CTA, named barrier id) -> its state
         self.arith_plans: dict[int, tuple] = {}  # id(op) -> what `_arith` needs of it
         self.assumed: dict[int, set[int]] = {}  # thread -> lines of loops whose trip count was assumed
         self.unknown_ifs: set[int] = set()  # lines of scf.if on unknown conditions whose sides differ
         self.deadline = None  # a budget.Deadline: the run stops once it has passed
+        self.cluster = cluster_sim.cluster_for(function)  # the CTAs run together (analyses.cluster_sim)
+        self.paired = cluster_sim.paired(function)  # 2-CTA (cta_group::2) tcgen05 MMAs and commits
+        self.cluster_arrived: dict[int, int] = {}  # thread -> generation of its pending cluster arrive
+        self._cluster_slot: BarrierSlot | None = None
+        self._cta_loops: dict[int, dict[int, list[int]]] = {}  # id(loop) -> CTA -> [most trips, exits, total]
         if self.params.track_races:
             from .hb import HappensBefore
 
@@ -324,10 +343,9 @@ class Machine:
         if body is None:
             raise SimulationError("function has no body")
         module = next((a for a in self.function.ancestors() if a.name == "builtin.module"), None)
-        ctas = _cluster_size(module)
-        if ctas > 1:
-            raise SimulationError(f"a cluster of {ctas} CTAs: peer CTAs can arrive on these barriers (multicast "
-                                  "TMA, remote arrives), which a one-CTA simulation cannot see")
+        why = cluster_sim.unsupported(self.cluster, self.function)
+        if why:
+            raise SimulationError(why)
         if not self.params.track_races and not any(o.name in _BARRIER_MAKERS for o in self.function.walk()):
             # Nothing can hang without a barrier; races between async agents (explore) still can occur.
             raise SimulationError("no mbarrier is initialised (no init_barrier, no NVWS token): there is no barrier "
@@ -336,9 +354,62 @@ class Machine:
             if any("async_task_id" in o.attributes or "ttg.partition" in o.attributes for o in self.function.walk()):
                 raise SimulationError("pre-partition IR (task ids, no warp_specialize) is not simulated")
         warps = module.attr("ttg.num-warps") if module is not None else None
-        self.threads.append(Thread(0, "main", Trampoline(self._run_block_fresh(body)), machine=self,
-                                   warps=warps if isinstance(warps, int) and warps > 0 else 4))
+        ctas = self.cluster.size
+        for cta in range(ctas):
+            # Every CTA of a cluster runs the whole function: its own allocations, barriers, partitions.
+            index = len(self.threads)
+            self.threads.append(Thread(index, self.thread_name(cta, "main"), Trampoline(self._run_block_fresh(body, index)),
+                                       machine=self, warps=warps if isinstance(warps, int) and warps > 0 else 4,
+                                       cta=cta, partition="main"))
         return self.threads
+
+    def thread_name(self, cta: int, partition: str) -> str:
+        """`partition0`, or `cta1.partition0` in a cluster: witnesses name the CTA."""
+        return f"cta{cta}.{partition}" if self.cluster.size > 1 else partition
+
+    def cluster_slot(self, op: Operation) -> "BarrierSlot":
+        """The CTAs' rendezvous (cluster barrier): one arrival per CTA completes a generation."""
+        if self._cluster_slot is None:
+            self._cluster_slot = BarrierSlot(Ref(self.function, 0, ("cluster",)), self.cluster.size, self.cluster.size,
+                                             init_line=op.line, named=-1)
+        return self._cluster_slot
+
+    def count_trip(self, loop: Operation, who: int, k: int) -> None:
+        """Iteration `k` of one entry of `loop` ran. Coverage counts the most iterations of one
+        entry; in a cluster, the fewest over the CTAs that reach the loop (every CTA of a cluster
+        must get a second tile, or the launch tested only part of the cluster)."""
+        if self.cluster.size <= 1:
+            if k > self.loop_trips.get(id(loop), 0):
+                self.loop_trips[id(loop)] = k
+            return
+        per = self._cta_loops.setdefault(id(loop), {}).setdefault(self.threads[who].cta, [0, 0, 0])
+        per[0] = max(per[0], k)
+        self.loop_trips[id(loop)] = min(v[0] for v in self._cta_loops[id(loop)].values())
+
+    def begin_iteration(self, loop: Operation, who: int) -> None:
+        """An iteration of `loop` starts (counted per CTA in a cluster: `iterations_per_cta`)."""
+        if self.cluster.size > 1:
+            self._cta_loops.setdefault(id(loop), {}).setdefault(self.threads[who].cta, [0, 0, 0])[2] += 1
+
+    def count_exit(self, loop: Operation, who: int) -> None:
+        if self.cluster.size <= 1:
+            self.loop_exits[id(loop)] = self.loop_exits.get(id(loop), 0) + 1
+            return
+        per = self._cta_loops.setdefault(id(loop), {}).setdefault(self.threads[who].cta, [0, 0, 0])
+        per[1] += 1
+        self.loop_trips[id(loop)] = min(v[0] for v in self._cta_loops[id(loop)].values())
+        self.loop_exits[id(loop)] = min(v[1] for v in self._cta_loops[id(loop)].values())
+
+    def iterations_per_cta(self) -> dict[int, dict[int, int]]:
+        """id(loop) -> CTA -> iterations it started in all (clusters only)."""
+        return {loop: {cta: v[2] for cta, v in per.items()} for loop, per in self._cta_loops.items()}
+
+    def new_instance(self, op: Operation, who: int) -> int:
+        """A fresh instance of allocation `op` in the CTA thread `who` runs in."""
+        key = (self.threads[who].cta, id(op))
+        inst = self.instances.get(key, 0) + 1
+        self.instances[key] = inst
+        return inst
 
     def _entry_env(self, body: Block) -> dict[str, Value]:
         overrides = dict(self.params.arg_values)
@@ -348,8 +419,8 @@ class Machine:
             env[arg.name] = overrides.get(i, value) if value is not None else None
         return env
 
-    def _run_block_fresh(self, body: Block) -> Iterator[Wait | Step]:
-        yield self._exec_block(body, self._entry_env(body), 0, ())
+    def _run_block_fresh(self, body: Block, who: int = 0) -> Iterator[Wait | Step]:
+        yield self._exec_block(body, self._entry_env(body), who, ())
 
     def _arg_value(self, type_: str | None) -> Value:
         if type_ and _INT_TYPE.match(type_):
@@ -417,18 +488,6 @@ class Machine:
         return env.get(name)
 
 
-def _cluster_size(module: Operation | None) -> int:
-    """CTAs per cluster: `ttg.num-ctas`, or the cluster dims TLX and Gluon set instead
-    (`ttg.cluster-dim-x/y/z`, from `ctas_per_cga`) while num-ctas stays 1."""
-    if module is None:
-        return 1
-    def attr(name: str) -> int:
-        v = module.attr(name)
-        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 1
-    dims = attr("ttg.cluster-dim-x") * attr("ttg.cluster-dim-y") * attr("ttg.cluster-dim-z")
-    return max(attr("ttg.num-ctas"), dims)
-
-
 # Ops that take a barrier operand without changing its state (or whose effect is its lifetime).
 _BARRIER_NEUTRAL = frozenset({"scf.yield", "scf.condition", "ttg.warp_yield", "ttg.warp_return", "tt.return",
                               "ttg.local_dealloc", "ttng.fence_async_shared", "ttg.barrier", "ttng.fence",
@@ -467,10 +526,10 @@ def _bracketed_after(op: Operation, start: int) -> list[tuple[str, str | None]]:
 
 
 def _h_alloc(m: Machine, op: Operation, env, who, it):
-    inst = m.instances.get(id(op), 0) + 1
-    m.instances[id(op)] = inst
+    inst = m.new_instance(op, who)
+    cta = m.threads[who].cta
     for r in op.results:
-        env[r] = Ref(op, inst) if not r.endswith("#1") else None
+        env[r] = Ref(op, inst, cta=cta) if not r.endswith("#1") else None
 
 
 def _h_view(m: Machine, op: Operation, env, who, it):
@@ -483,6 +542,12 @@ def _h_view(m: Machine, op: Operation, env, who, it):
             except ValueError:
                 idx = None
         env[op.results[0]] = base.index(idx if isinstance(idx, int) else None)
+        return
+    if isinstance(base, Ref) and op.name == "ttg.memdesc_subslice":
+        # A shared-memory sub-tile (`%buf[0, 64]`): sub-tiles at different offsets are disjoint
+        # (the halves a 2-CTA cluster multicasts), the whole buffer overlaps each of them.
+        offsets = tuple(op.index_literals)
+        env[op.results[0]] = base.index(("sub", *offsets) if offsets else None)  # type: ignore[arg-type]
         return
     if isinstance(base, Ref) and op.name == "ttng.tmem_subslice":
         # A subslice selects columns [N, N + width) of a 32-bit view. A reinterpret keeps the
@@ -563,8 +628,7 @@ def _h_tma_load(m: Machine, op: Operation, env, who, it):
         return
     yield Step(op)
     agent = m.agent(who, op)
-    m.access(op, env.get(pos[1]), "write", agent, it)
-    m.complete_tx(slot, nbytes, op.line, who, agent, it=it)
+    cluster_sim.deliver_tma(m, op, env, who, it, slot, env.get(pos[1]), nbytes, agent)
 
 
 def _h_mma(m: Machine, op: Operation, env, who, it):
@@ -573,6 +637,9 @@ def _h_mma(m: Machine, op: Operation, env, who, it):
     pred_at = first_bar - 1
     if len(pos) > pred_at and not _truthy(env.get(pos[pred_at])):
         return  # predicated off: no MMA, no arrivals
+    ctas = cluster_sim.mma_targets(m, op, m.threads[who].cta)
+    if ctas is None:
+        return  # a paired MMA is issued by the even CTA of the pair only
     items = _bracketed_after(op, first_bar)
     if items:
         yield Step(op)
@@ -585,18 +652,31 @@ def _h_mma(m: Machine, op: Operation, env, who, it):
     # the issuing thread's, in program order.
     actor = agent if items or "is_async" in op.attributes or agent is None else who
     if len(pos) > 2:
-        m.access(op, env.get(pos[0]), "read", actor, it)
-        m.access(op, env.get(pos[1]), "read", actor, it)
         use_d = env.get(pos[pred_at - 1]) if len(pos) > pred_at - 1 else None
-        if use_d is None or use_d:
-            m.access(op, env.get(pos[2]), "read", actor, it)
-        m.access(op, env.get(pos[2]), "write", actor, it)
+        for cta in ctas:  # a paired MMA reads both CTAs' operand halves and writes both accumulators
+            a, b, d = (_in_cta(env.get(pos[k]), cta) for k in range(3))
+            m.access(op, a, "read", actor, it)
+            m.access(op, b, "read", actor, it)
+            if use_d is None or use_d:
+                m.access(op, d, "read", actor, it)
+            m.access(op, d, "write", actor, it)
     for bar, pred in items:
         if pred is not None and not _truthy(env.get(pred)):
             continue
-        slot = _need_slot(m, op, env, bar)
-        if slot is not None:
+        for slot in _slots_in(m, op, env, bar, ctas):
             m.arrive(slot, 1, op.line, who, agent, it=it)
+
+
+def _in_cta(v: Value, cta: int) -> Value:
+    return v.in_cta(cta) if isinstance(v, Ref) and v.cta != cta else v
+
+
+def _slots_in(m: Machine, op: Operation, env, name: str, ctas: list[int]) -> list[BarrierSlot]:
+    """The barrier `name` names, in each CTA of `ctas` (its own CTA only, outside a pair)."""
+    slot = _need_slot(m, op, env, name)
+    if slot is None or ctas == [slot.ref.cta]:
+        return [slot] if slot is not None else []
+    return [s for s in (m.slots.get(slot.ref.in_cta(c).key) for c in ctas) if s is not None]
 
 
 def _accessor(reads: tuple[int, ...], writes: tuple[int, ...], pred: int | None = None):
@@ -630,6 +710,8 @@ def _region(ref: Ref):
     else:
         name = alloc.results[0] if alloc.results else alloc.name
         storage = ("alloc", f"{name}@{alloc.line}", ref.instance)
+    if ref.cta:
+        storage += (f"cta{ref.cta}",)  # each CTA of a cluster has its own shared and tensor memory
     offset = alloc.attr("buffer.offset")
     base = offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
     width = ref.width or _last_dim(alloc.result_types[0] if alloc.result_types else None) or 1
@@ -655,16 +737,22 @@ def _h_clc_try_cancel(m: Machine, op: Operation, env, who, it):
     bar, response = (pos[1], pos[0]) if op.name == "ttng.clc_try_cancel" else (pos[0], pos[1])
     slot = _need_slot(m, op, env, bar)
     res = env.get(response)
-    if slot is None:
+    cta = m.threads[who].cta
+    if slot is None or not cluster_sim.issuing_ctas_clc(m, op, cta):
         return
     yield Step(op)
-    m.clc_issued += 1
-    answer = m.params.num_programs * m.clc_issued + m.params.program_id if m.clc_issued < CLC_TILES else -1
-    if isinstance(res, Ref):
-        m.clc_answers[res.key] = answer
+    m.clc_issued[cta] = m.clc_issued.get(cta, 0) + 1
+    n = m.clc_issued[cta]
+    answer = m.params.num_programs * n + m.params.program_id if n < CLC_TILES else -1
     agent = m.agent(who, op)
-    m.access(op, res, "write", agent, it)
-    m.complete_tx(slot, 16, op.line, who, agent, it=it)
+    # A multicast request answers every CTA of the cluster: a response and 16 bytes each.
+    for k in cluster_sim.clc_targets(m, op, cta):
+        if isinstance(res, Ref):
+            m.clc_answers[res.in_cta(k).key] = answer
+            m.access(op, res.in_cta(k), "write", agent, it)
+        target = m.slots.get(slot.ref.in_cta(k).key)
+        if target is not None:
+            m.complete_tx(target, 16, op.line, who, agent, it=it)
 
 
 def _h_clc_query(m: Machine, op: Operation, env, who, it):
@@ -700,14 +788,7 @@ def _h_clc_program_id(m: Machine, op: Operation, env, who, it):
         env[op.results[0]] = None if answer is None else (answer if dim == "x" else 0)
 
 
-def _h_cluster_cta_id(m: Machine, op: Operation, env, who, it):
-    """`nvg.cluster_id`: this CTA's rank in its cluster; 0 in a one-CTA cluster (larger clusters
-    are not simulated)."""
-    for r in op.results:
-        env[r] = 0
-
-
-def _named_slot(m: Machine, op: Operation, env) -> tuple[BarrierSlot | None, int]:
+def _named_slot(m: Machine, op: Operation, env, who: int) -> tuple[BarrierSlot | None, int]:
     """The named barrier `op` uses and the threads it expects; (None, 0) when either operand
     is unknown (the op is then reported as a limit, like any barrier op we cannot follow)."""
     pos = op.positional
@@ -716,18 +797,19 @@ def _named_slot(m: Machine, op: Operation, env) -> tuple[BarrierSlot | None, int
     if not isinstance(bar, int) or not isinstance(threads, int) or threads <= 0:
         m.notes.append(f"line {op.line}: named barrier with an unknown id or thread count; not modelled")
         return None, 0
-    slot = m.named.get(bar)
+    cta = m.threads[who].cta
+    slot = m.named.get((cta, bar))
     if slot is None or slot.count != threads:
-        # A generation completes when `threads` threads have arrived; it then re-arms.
-        slot = BarrierSlot(Ref(op, 0, ("named", bar)), threads, threads, init_line=op.line, named=bar)
-        m.named[bar] = slot
+        # A generation completes when `threads` threads have arrived; it then re-arms (per CTA).
+        slot = BarrierSlot(Ref(op, 0, ("named", bar), cta=cta), threads, threads, init_line=op.line, named=bar)
+        m.named[(cta, bar)] = slot
     return slot, threads
 
 
 def _h_named_arrive(m: Machine, op: Operation, env, who, it):
     """`arrive_barrier_named %id, %threads` (bar.arrive): every thread of the partition arrives
     on hardware barrier `id`, without waiting."""
-    slot, _ = _named_slot(m, op, env)
+    slot, _ = _named_slot(m, op, env, who)
     if slot is None:
         return
     yield Step(op)
@@ -737,7 +819,7 @@ def _h_named_arrive(m: Machine, op: Operation, env, who, it):
 def _h_named_wait(m: Machine, op: Operation, env, who, it):
     """`wait_barrier_named %id, %threads` (bar.sync): the partition's threads arrive, then wait
     until the generation they arrived in has its `threads` arrivals."""
-    slot, _ = _named_slot(m, op, env)
+    slot, _ = _named_slot(m, op, env, who)
     if slot is None:
         return
     yield Step(op)
@@ -750,13 +832,17 @@ def _h_commit(m: Machine, op: Operation, env, who, it):
     pos = op.positional
     if len(pos) > 1 and not _truthy(env.get(pos[1])):
         return
-    slot = _need_slot(m, op, env, pos[0])
-    if slot is None:
+    ctas = cluster_sim.mma_targets(m, op, m.threads[who].cta)
+    if ctas is None:
+        return  # in a paired (2-CTA) module the even CTA of the pair commits for both
+    slots = _slots_in(m, op, env, pos[0], ctas)
+    if not slots:
         return
     yield Step(op)
     # The commit arrives once every tcgen05 op this thread issued before it has completed.
     agent = m.agent(who, op, tuple(m.tcgen05.get(who, [])[-1:]))
-    m.arrive(slot, 1, op.line, who, agent, it=it)
+    for slot in slots:
+        m.arrive(slot, 1, op.line, who, agent, it=it)
 
 
 def _h_store_wait(m: Machine, op: Operation, env, who, it):
@@ -799,13 +885,13 @@ def _h_for(m: Machine, op: Operation, env, who, it):
             env[args[0].name] = iv
         for a, v in zip(args[1:], carried):
             env[a.name] = v
+        m.begin_iteration(op, who)
         yield _exec_body(m, body, env, who, it + (k,))
         carried = _yielded(body, env, len(carried))
         iv += step
         k += 1
-        if k > m.loop_trips.get(id(op), 0):
-            m.loop_trips[id(op)] = k
-    m.loop_exits[id(op)] = m.loop_exits.get(id(op), 0) + 1
+        m.count_trip(op, who, k)
+    m.count_exit(op, who)
     for r, v in zip(op.results, carried):
         env[r] = v
 
@@ -845,16 +931,17 @@ def _h_while(m: Machine, op: Operation, env, who, it):
             if not cond:
                 m.notes.append(f"line {op.line}: while condition unknown; ran {limit} iterations")
         if not cond:
-            m.loop_exits[id(op)] = m.loop_exits.get(id(op), 0) + 1
+            m.count_exit(op, who)
             for r, v in zip(op.results, forwarded):
                 env[r] = v
             return
         for a, v in zip(after.arguments, forwarded):
             env[a.name] = v
+        m.begin_iteration(op, who)
         yield _exec_body(m, after, env, who, it + (k,))
         carried = _yielded(after, env, len(carried))
         k += 1
-        m.loop_trips[id(op)] = max(m.loop_trips.get(id(op), 0), k)
+        m.count_trip(op, who, k)
 
 
 _BARRIER_OPS = frozenset({"ttng.wait_barrier", "ttng.arrive_barrier", "ttng.barrier_expect", "ttng.tc_gen5_commit",
@@ -901,7 +988,9 @@ def _h_if(m: Machine, op: Operation, env, who, it):
 
 
 def _h_program_id(m: Machine, op: Operation, env, who, it):
-    env[op.results[0]] = m.params.axis_value(op, counts=False)
+    value = m.params.axis_value(op, counts=False)
+    axis = next(({"x": 0, "y": 1, "z": 2}[w] for w in (*op.keywords, *op.literals) if w in ("x", "y", "z")), 0)
+    env[op.results[0]] = cluster_sim.program_id(m, value, axis, m.threads[who].cta)
 
 
 def _h_num_programs(m: Machine, op: Operation, env, who, it):
@@ -912,7 +1001,13 @@ def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
     """Fork: each region runs as its own thread; the default region sees the parent's values,
     partitionN regions see the captures as block arguments. The parent waits for all."""
     captures = [env.get(name) for name in op.operands]
+    if m.cluster.size > 1:
+        # The CTAs sync once after their barrier inits, before any partition can reach a peer.
+        yield Step(op)
+        generation = cluster_sim.cluster_arrive(m, op, who, it)
+        yield Wait(op, m.cluster_slot(op), generation, it)
     children: list[Thread] = []
+    cta = m.threads[who].cta
     for k, region in enumerate(op.regions):
         if not region.blocks:
             continue
@@ -924,8 +1019,9 @@ def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
         if m.hb is not None:
             m.hb.fork(who if who >= 0 else 0, index)
         warps = _NUM_WARPS.search(region.header or "")
-        thread = Thread(index, region.label or f"region{k}", Trampoline(m._exec_block(region.blocks[0], penv, index, it)),
-                        machine=m, warps=int(warps.group(1)) if warps else m.threads[who].warps)
+        label = region.label or f"region{k}"
+        thread = Thread(index, m.thread_name(cta, label), Trampoline(m._exec_block(region.blocks[0], penv, index, it)),
+                        machine=m, warps=int(warps.group(1)) if warps else m.threads[who].warps, cta=cta, partition=label)
         m.threads.append(thread)
         children.append(thread)
     m.ws_op = op
@@ -939,14 +1035,14 @@ def _h_warp_specialize(m: Machine, op: Operation, env, who, it):
 def _h_create_token(m: Machine, op: Operation, env, who, it):
     """An NVWS token stands for a full and an empty barrier array of `numBuffers` slots, each
     expecting one arrival (the token-lowering pass makes exactly these)."""
-    inst = m.instances.get(id(op), 0) + 1
-    m.instances[id(op)] = inst
+    inst = m.new_instance(op, who)
+    cta = m.threads[who].cta
     n = op.attr("numBuffers")
     n = n if isinstance(n, int) and n > 0 else 1
-    ref = Ref(op, inst)
+    ref = Ref(op, inst, cta=cta)
     for side in ("full", "empty"):
         for i in range(n):
-            slot_ref = Ref(op, inst, (side, i))
+            slot_ref = Ref(op, inst, (side, i), cta=cta)
             m.slots[slot_ref.key] = BarrierSlot(slot_ref, 1, 1, init_line=op.line)
     for r in op.results:
         env[r] = ref
@@ -958,7 +1054,7 @@ def _token_slot(m: Machine, op: Operation, env, side: str) -> BarrierSlot | None
     idx = env.get(pos[1]) if len(pos) > 1 else None
     if not isinstance(tok, Ref) or not isinstance(idx, int):
         return None
-    return m.slots.get(Ref(tok.alloc, tok.instance, (side, idx)).key)
+    return m.slots.get(Ref(tok.alloc, tok.instance, (side, idx), cta=tok.cta).key)
 
 
 def _h_token_wait(m: Machine, op: Operation, env, who, it):
@@ -1012,7 +1108,14 @@ _HANDLERS = {
     "ttng.clc_load_result": _h_clc_load,
     "ttng.clc_is_canceled": _h_clc_is_canceled,
     "ttng.clc_get_program_id": _h_clc_program_id,
-    "nvg.cluster_id": _h_cluster_cta_id,
+    "nvg.cluster_id": cluster_sim.h_cluster_id,
+    "ttng.cluster_cta_id": cluster_sim.h_cluster_id,
+    "nvgpu.cluster_id": cluster_sim.h_cluster_id,
+    "ttng.map_to_remote_buffer": cluster_sim.h_map_to_remote,
+    "ttg.async_remote_shmem_copy": cluster_sim.h_remote_copy,
+    "ttng.cluster_arrive": cluster_sim.h_cluster_sync,
+    "ttng.cluster_wait": cluster_sim.h_cluster_sync,
+    "ttng.cluster_barrier": cluster_sim.h_cluster_sync,
     "ttng.arrive_barrier_named": _h_named_arrive,
     "ttng.wait_barrier_named": _h_named_wait,
     "ttng.async_tma_store_token_wait": _h_store_wait,

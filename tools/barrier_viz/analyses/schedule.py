@@ -16,6 +16,7 @@ from typing import Iterable
 from ..ir.model import Operation
 from ..progress import tick
 from .budget import as_deadline
+from .cluster_sim import unequal_work
 from .machine import BoundReached, Join, Machine, Params, SimulationError, Step, Thread, Wait
 
 
@@ -58,11 +59,14 @@ class RunResult:
 
 
 def _slot_label(ref) -> str:
+    if ref.indices[:1] == ("cluster",):
+        return "the cluster barrier (the CTAs' rendezvous)"
     if ref.indices[:1] == ("named",):
         return f"named barrier {ref.indices[1]} (first used at line {ref.alloc.line})"
     name = ref.alloc.results[0] if ref.alloc.results else ref.alloc.name
     idx = "".join(f"[{i if i is not None else '?'}]" for i in ref.indices)
-    return f"{name}{idx} (allocated at line {ref.alloc.line})"
+    where = f" of cta{ref.cta}" if ref.cta else ""
+    return f"{name}{idx}{where} (allocated at line {ref.alloc.line})"
 
 
 def run(function: Operation, params: Params | None = None, policy: str = "in_order", stop_trips: int | None = None,
@@ -339,6 +343,8 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
         params = replace(base, int_args=value, arg_values=())
         result = run(function, params, "favorable", stop_trips=min_trips, deadline=deadline)
         chosen = params
+        if result.deadlocked and result.machine is not None and unequal_work(result.machine, _blocked(result.machine)):
+            continue  # a launch where one CTA of a cluster runs out of work first tests nothing: larger
         if result.outcome != "completed" or coverage_ok(result, function, min_trips):
             if result.outcome not in ("completed", "covered"):
                 return chosen  # deadlock, bound or not simulated: nothing to refine

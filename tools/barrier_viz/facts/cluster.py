@@ -47,17 +47,20 @@ class Cluster:
 
 
 def cluster_of(ir: ParsedIR) -> Cluster:
+    modules = [top for top in ir.operations if top.name == "builtin.module"]
+    return cluster_of_module(modules[-1]) if modules else Cluster(1, (1, 1, 1))
+
+
+def cluster_of_module(module: Operation) -> Cluster:
+    """`ttg.num-ctas` and `ttg.cluster-dim-x/y/z` of one module (absent: one CTA)."""
     num_ctas, dims = 1, [1, 1, 1]
-    for top in ir.operations:
-        if top.name != "builtin.module":
-            continue
-        n = _int(top.attr("ttg.num-ctas"))
-        if n is not None:
-            num_ctas = n
-        for k, axis in enumerate("xyz"):
-            d = _int(top.attr(f"ttg.cluster-dim-{axis}"))
-            if d is not None and d > 0:
-                dims[k] = d
+    n = _int(module.attr("ttg.num-ctas"))
+    if n is not None and n > 0:
+        num_ctas = n
+    for k, axis in enumerate("xyz"):
+        d = _int(module.attr(f"ttg.cluster-dim-{axis}"))
+        if d is not None and d > 0:
+            dims[k] = d
     return Cluster(num_ctas, (dims[0], dims[1], dims[2]))
 
 

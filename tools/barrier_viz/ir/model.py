@@ -91,6 +91,8 @@ class Operation:
     # Bare literals written at depth 0 of the header (e.g. `16384` in `barrier_expect %b, 16384`),
     # in written order; literals are not operands.
     literals: list[str] = field(default_factory=list)
+    # Bare literals written inside `[...]` (the static offsets of `memdesc_subslice %b[0, 64]`).
+    index_literals: list[str] = field(default_factory=list)
     # Bare identifiers written at depth 0 of the header (e.g. `slt` in `arith.cmpi slt, %a, %b`).
     keywords: list[str] = field(default_factory=list)
     types: list[str] = field(default_factory=list)

@@ -386,6 +386,8 @@ class _Structurer:
         elif kind == "X":
             if b.depth == 0:
                 op.literals.append(text)
+            elif b.depth == 1:
+                op.index_literals.append(text)
         elif kind == "L":
             if b.def_mode and b.def_mode[-1] and b.pending_args:
                 b.pending_args[-1].loc_name = text  # resolved later

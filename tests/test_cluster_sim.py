@@ -1,0 +1,294 @@
+"""Running a CTA cluster (analyses/cluster_sim.py) on hand-written minimal IR of the shapes the
+TLX cluster tutorials use: a 2-CTA rendezvous through a remote arrive, a B tile multicast by
+both CTAs, a paired (2-CTA) MMA whose leader commits for both. Each test says what the hardware
+does and why the verdict follows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from barrier_viz.analyses.schedule import choose_params, run
+from barrier_viz.ir.parse import parse_ir
+
+from cli_support import run_cli
+from corpus_units import CORPUS
+
+BAR = "!ttg.memdesc<1xi64, #shared, #smem, mutable>"
+BARS = "!ttg.memdesc<1x1xi64, #shared, #smem, mutable>"
+REMOTE = "!ttg.memdesc<1xi64, #shared, #ttng.shared_cluster_memory, mutable>"
+TILE = "!ttg.memdesc<64x64xf16, #nvmma, #smem, mutable>"
+TILES = "!ttg.memdesc<1x64x64xf16, #nvmma, #smem, mutable>"
+DESC = "!tt.tensordesc<tensor<64x64xf16, #nvmma>>"
+HEADER = ('#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>\n'
+          '#nvmma = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>\n'
+          '#smem = #ttg.shared_memory\n')
+
+
+def module(body: str, ctas: int = 2, extra: str = "") -> str:
+    dims = f'"ttg.cluster-dim-x" = {ctas} : i32, "ttg.cluster-dim-y" = 1 : i32, "ttg.cluster-dim-z" = 1 : i32, '
+    return HEADER + f'module attributes {{{extra}{dims}"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32}} {{\n' \
+        + body + "}\n"
+
+
+def rendezvous(leader_waits: bool = True, peer_arrives: bool = True) -> str:
+    """TLX's cluster sync before a multicast: each CTA arrives on CTA 0's `cta_bar` (count 2,
+    one arrival per CTA) through `map_to_remote_buffer`; CTA 0 waits for both, then signals
+    `go` locally; every CTA's consumer waits on its own `go`, which CTA 0's producer... only
+    arrives in CTA 0. So CTA 1's consumer also needs a remote arrive from CTA 0's producer."""
+    remote = (f"      %r = ttng.map_to_remote_buffer %cb, %c0_i32 : {BAR} -> {REMOTE}\n"
+              f"      ttng.arrive_barrier %r, 1 : {REMOTE}\n") if peer_arrives else ""
+    wait = f"      ttng.wait_barrier %cb, %c0_i32, %leader : {BAR}\n" if leader_waits else ""
+    return f'''  tt.func public @k() {{
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %cbs = ttg.local_alloc : () -> {BARS}
+    %cb = ttg.memdesc_index %cbs[%c0_i32] : {BARS} -> {BAR}
+    ttng.init_barrier %cb, 2 : {BAR}
+    %gos = ttg.local_alloc : () -> {BARS}
+    %go = ttg.memdesc_index %gos[%c0_i32] : {BARS} -> {BAR}
+    ttng.init_barrier %go, 1 : {BAR}
+    ttg.warp_specialize(%cb, %go) attributes {{requestedRegisters = array<i32: 24>}}
+    default {{
+      %rank = nvg.cluster_id
+      %leader = arith.cmpi eq, %rank, %c0_i32 : i32
+{remote}{wait}      %peer = arith.xori %rank, %c1_i32 : i32
+      ttng.arrive_barrier %go, 1 : {BAR}
+      ttg.warp_yield
+    }}
+    partition0(%a: {BAR}, %g: {BAR}) num_warps(1) {{
+      %z = arith.constant 0 : i32
+      ttng.wait_barrier %g, %z : {BAR}
+      ttg.warp_return
+    }} : ({BAR}, {BAR}) -> ()
+    tt.return
+  }}
+'''
+
+
+def multicast(mask_expr: str = "%both", expect: int = 8192) -> str:
+    """Each CTA loads one half of a shared tile (4096 bytes) and multicasts it to both CTAs
+    (mask 0b11): each CTA's `full` barrier receives its own half and the peer's, so it expects
+    8192 bytes. The consumer waits on its own `full`."""
+    return f'''  tt.func public @k(%d: {DESC}) {{
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %true = arith.constant true
+    %fulls = ttg.local_alloc : () -> {BARS}
+    %full = ttg.memdesc_index %fulls[%c0_i32] : {BARS} -> {BAR}
+    ttng.init_barrier %full, 1 : {BAR}
+    %bufs = ttg.local_alloc : () -> {TILES}
+    ttg.warp_specialize(%full, %bufs, %d) attributes {{requestedRegisters = array<i32: 24>}}
+    default {{
+      %rank = nvg.cluster_id
+      %own = arith.shli %c1_i32, %rank : i32
+      %peer = arith.xori %rank, %c1_i32 : i32
+      %other = arith.shli %c1_i32, %peer : i32
+      %both = arith.ori %own, %other : i32
+      %buf = ttg.memdesc_index %bufs[%c0_i32] : {TILES} -> {TILE}
+      ttng.barrier_expect %full, {expect}, %true : {BAR}
+      %half = ttg.memdesc_subslice %buf[0, 0] : {TILE} -> !ttg.memdesc<32x64xf16, #nvmma, #smem, mutable, 64x64>
+      ttng.async_tma_copy_global_to_local %d[%c0_i32, %c0_i32] %half, %full, %true, {mask_expr} {{multicast}} : {DESC}, {BAR} -> !ttg.memdesc<32x64xf16, #nvmma, #smem, mutable, 64x64>
+      ttg.warp_yield
+    }}
+    partition0(%f: {BAR}, %b: {TILES}, %dd: {DESC}) num_warps(1) {{
+      %z = arith.constant 0 : i32
+      ttng.wait_barrier %f, %z : {BAR}
+      ttg.warp_return
+    }} : ({BAR}, {TILES}, {DESC}) -> ()
+    tt.return
+  }}
+'''
+
+
+def paired(commit_in_every_cta: bool = False) -> str:
+    """A paired (2-CTA) tcgen05 commit: the module is `tlx.enable_paired_cta_mma`, so the commit
+    is issued by the even CTA only and arrives on `done` in both CTAs (`cta_group::2` multicast).
+    Every CTA's epilogue waits on its own `done` once."""
+    return f'''  tt.func public @k() {{
+    %c0_i32 = arith.constant 0 : i32
+    %true = arith.constant true
+    %dones = ttg.local_alloc : () -> {BARS}
+    %done = ttg.memdesc_index %dones[%c0_i32] : {BARS} -> {BAR}
+    ttng.init_barrier %done, 1 : {BAR}
+    ttg.warp_specialize(%done) attributes {{requestedRegisters = array<i32: 24>}}
+    default {{
+      ttng.tc_gen5_commit %done : {BAR}
+      ttg.warp_yield
+    }}
+    partition0(%dn: {BAR}) num_warps(1) {{
+      %z = arith.constant 0 : i32
+      ttng.wait_barrier %dn, %z : {BAR}
+      ttg.warp_return
+    }} : ({BAR}) -> ()
+    tt.return
+  }}
+'''
+
+
+PAIRED = "tlx.enable_paired_cta_mma = true, "
+
+
+def _fn(text: str):
+    return next(op for op in parse_ir(text).walk() if op.name == "tt.func")
+
+
+def _check(tmp_path: Path, text: str) -> dict:
+    path = tmp_path / "k.ttgir"
+    path.write_text(text)
+    r = run_cli("check", str(path), "--format", "json")
+    assert r.exception is None, r.exception
+    return json.loads(r.stdout)
+
+
+def test_remote_arrivals_of_both_ctas_release_the_leader() -> None:
+    """CTA 0 waits on `cta_bar` (count 2) until both CTAs have arrived on it, its own arrive
+    through `map_to_remote_buffer %cb, 0` as much as the peer's: run as a cluster it completes."""
+    result = run(_fn(module(rendezvous())), policy="favorable")
+    assert result.outcome == "completed", result.reason
+    names = sorted(t.name for t in result.machine.threads)
+    assert names == ["cta0.default", "cta0.main", "cta0.partition0", "cta1.default", "cta1.main", "cta1.partition0"]
+
+
+def test_dropped_remote_arrive_hangs_the_leader_and_the_witness_names_the_cta(tmp_path: Path) -> None:
+    """Without the remote arrivals `cta_bar` gets none (count 2): CTA 0's default blocks at its
+    wait and its consumer behind it. CTA 1 (whose wait is predicated off) finishes, with the
+    same work as CTA 0: that is no launch question, the hang is a verdict and names the CTA."""
+    doc = _check(tmp_path, module(rendezvous(peer_arrives=False)))
+    dead = [f for f in doc["findings"] if f["kind"].startswith("deadlock")]
+    assert dead, doc["findings"]
+    blocked = {b["partition"] for f in dead for b in f["evidence"]["blocked"]}
+    assert "cta0.default" in blocked and all(p.startswith("cta") for p in blocked)
+
+
+def test_multicast_halves_from_both_ctas_complete_each_ctas_full_barrier() -> None:
+    """Each CTA's 4096-byte half lands in both CTAs: 8192 bytes per `full`, as expected."""
+    assert run(_fn(module(multicast())), policy="favorable").outcome == "completed"
+
+
+def test_a_mask_that_leaves_out_the_peer_leaves_bytes_missing(tmp_path: Path) -> None:
+    """With the mask `1 << rank` each CTA only gets its own half (4096 of 8192 bytes): every
+    consumer waits forever on a phase whose transaction count never returns to zero."""
+    result = run(_fn(module(multicast("%own"))), policy="favorable")
+    assert result.outcome == "deadlock"
+    stuck = {b.thread.name for b in result.blocked}
+    assert stuck == {"cta0.partition0", "cta1.partition0"}
+    assert all(b.wait.slot.tx == 4096 for b in result.blocked)
+    doc = _check(tmp_path, module(multicast("%own")))
+    assert any(f["kind"] in ("expect.bytes_mismatch", "deadlock.parity_cadence") for f in doc["findings"])
+
+
+def test_expect_counting_only_the_own_half_overflows() -> None:
+    """An expect of 4096 (the CTA's own half) while 8192 land: the bytes beyond the expect are a
+    slot anomaly (the phase completes early, on the hardware a transaction-count underflow)."""
+    result = run(_fn(module(multicast(expect=4096))), policy="favorable")
+    slots = [s for s in result.machine.slots.values() if s.anomalies]
+    assert slots, result.outcome
+
+
+def test_paired_commit_is_issued_by_the_leader_and_arrives_in_both_ctas() -> None:
+    """In a paired module CTA 1 does not commit, yet its epilogue's `done` completes: the
+    leader's `cta_group::2` commit multicasts the arrival to both CTAs of the pair."""
+    result = run(_fn(module(paired(), extra=PAIRED)), policy="favorable")
+    assert result.outcome == "completed", result.reason
+    done = [s for s in result.machine.slots.values() if s.completions]
+    assert sorted(s.ref.cta for s in done) == [0, 1]
+    names = {result.machine.threads[who].name for s in done for _, _, who in s.history}
+    assert names == {"cta0.default"}  # both arrivals came from the leader's commit
+
+
+def test_without_pairing_each_cta_commits_for_itself() -> None:
+    """Outside a paired module the same IR is two independent CTAs: each commits on its own."""
+    result = run(_fn(module(paired())), policy="favorable")
+    assert result.outcome == "completed"
+    threads = result.machine.threads
+    assert {threads[who].name for s in result.machine.slots.values() for _, _, who in s.history} == {
+        "cta0.default", "cta1.default"}
+
+
+def test_cga_form_and_large_clusters_are_stated_limits() -> None:
+    """Triton's cluster-wide form (`ttg.num-ctas` = 2: the types are the cluster's) and a cluster
+    of 8 CTAs are not run: the outcome says why, no verdict."""
+    cga = module(rendezvous()).replace('"ttg.num-ctas" = 1', '"ttg.num-ctas" = 2').replace('"ttg.cluster-dim-x" = 2', '"ttg.cluster-dim-x" = 1')
+    result = run(_fn(cga), policy="favorable")
+    assert result.outcome == "not_simulated" and "CGA" in result.reason
+    result = run(_fn(module(rendezvous(), ctas=8)), policy="favorable")
+    assert result.outcome == "not_simulated" and "8 CTAs" in result.reason
+
+
+def test_cluster_barrier_inside_a_partition_is_a_stated_limit() -> None:
+    text = module(rendezvous()).replace("      %peer = arith.xori", "      ttng.cluster_barrier {relaxed = true}\n      %peer = arith.xori")
+    result = run(_fn(text), policy="favorable")
+    assert result.outcome == "not_simulated" and "cluster barrier" in result.reason
+
+
+PERSISTENT = f'''  tt.func public @k(%n: i32) {{
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %c2_i32 = arith.constant 2 : i32
+    %cbs = ttg.local_alloc : () -> {BARS}
+    %cb = ttg.memdesc_index %cbs[%c0_i32] : {BARS} -> {BAR}
+    ttng.init_barrier %cb, 2 : {BAR}
+    ttg.warp_specialize(%cb, %n) attributes {{requestedRegisters = array<i32: 24>}}
+    default {{
+      %pid = tt.get_program_id x : i32
+      %rank = nvg.cluster_id
+      %peer = arith.xori %rank, %c1_i32 : i32
+      %r = ttng.map_to_remote_buffer %cb, %peer : {BAR} -> {REMOTE}
+      %last = scf.for %t = %pid to %n step %c2_i32 iter_args(%ph = %c0_i32) -> (i32) : i32 {{
+        ttng.arrive_barrier %cb, 1 : {BAR}
+        ttng.arrive_barrier %r, 1 : {REMOTE}
+        ttng.wait_barrier %cb, %ph : {BAR}
+        %nph = arith.xori %ph, %c1_i32 : i32
+        scf.yield %nph : i32
+      }}
+      ttg.warp_yield
+    }}
+    partition0(%a: {BAR}, %m: i32) num_warps(1) {{
+      ttg.warp_return
+    }} : ({BAR}, i32) -> ()
+    tt.return
+  }}
+'''
+
+
+def test_a_launch_where_one_cta_runs_out_of_tiles_is_not_judged(tmp_path: Path) -> None:
+    """A persistent loop over tiles `pid, pid + 2, ...` below `n`, each tile starting with a
+    rendezvous of the two CTAs (each arrives on its own and its peer's count-2 barrier, then
+    waits on its own): with n odd, CTA 1 has one tile fewer than CTA 0, and CTA 0's last
+    rendezvous waits for a CTA that has left. That hangs on
+    the GPU too, but only at a launch whose grid and tile count do not divide, which is the
+    host's contract: the run is a `limit`, and the bounds search picks a launch where both CTAs
+    have work, on which the kernel completes."""
+    fn = _fn(module(PERSISTENT))
+    from barrier_viz.analyses.machine import Params
+
+    stuck = run(fn, Params(int_args=3), policy="favorable")
+    assert stuck.outcome == "deadlock"
+    from barrier_viz.analyses.cluster_sim import unequal_work
+    from barrier_viz.analyses.schedule import _blocked
+
+    assert "cta1 finished after fewer loop iterations than cta0 (1 against 2)" in unequal_work(stuck.machine, _blocked(stuck.machine))
+    doc = _check(tmp_path, module(PERSISTENT))
+    assert not [f for f in doc["findings"] if f["severity"] == "error"], doc["findings"]
+    assert run(fn, choose_params(fn), policy="favorable").outcome in ("completed", "covered")
+
+
+CLUSTER_FILES = sorted((CORPUS / "families" / "tlx").glob("*cga2x1x1*.ttgir")) + \
+    sorted((CORPUS / "families" / "tlx").glob("grouped_matmul*NC2*.ttgir"))
+
+
+@pytest.mark.skipif(not CLUSTER_FILES, reason="shared corpus not present")
+@pytest.mark.parametrize("path", CLUSTER_FILES, ids=lambda p: p.name[:60])
+def test_tlx_cluster_tutorials_run_as_clusters_and_complete(path: Path) -> None:
+    """The TLX 2-CTA tutorials (multicast GEMM with a `cta_bar` rendezvous, the paired-MMA
+    grouped GEMM) are correct: run as 2-CTA clusters, every schedule completes or covers its
+    loops, with both CTAs' partitions running."""
+    fn = _fn(path.read_text())
+    params = choose_params(fn)
+    for policy in ("favorable", "in_order", "reverse", "round_robin"):
+        result = run(fn, params, policy, stop_trips=3)
+        assert result.outcome in ("completed", "covered"), (policy, result.outcome, result.reason)
+        assert {t.cta for t in result.machine.threads if t.steps} == {0, 1}

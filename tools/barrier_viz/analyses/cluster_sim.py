@@ -1,0 +1,282 @@
+"""Running a CTA cluster: the ops through which the CTAs of a cluster reach each other.
+
+Why a cluster must be run as a whole: a 2-CTA GEMM's leader waits on a barrier that the peer CTA
+arrives on (`map_to_remote_buffer` + `arrive_barrier`), a multicast TMA load issued by one CTA
+completes transaction bytes on the barriers of every CTA of its mask, and a paired (2-CTA)
+`tc_gen5_mma` is issued by the even CTA of the pair only while its commit arrives on both CTAs'
+barriers. Run one CTA alone and each of these looks like a missing arrival or missing bytes: a
+false deadlock.
+
+The interpreter (`analyses.machine`) runs every CTA of a small cluster (`MAX_CTAS`) of the
+per-CTA form TLX and hand-written kernels use (`"ttg.num-ctas" = 1`, `ttg.cluster-dim-x/y/z`):
+each CTA has its own main thread, partitions, allocations and barrier slots (`Ref.cta`), and the
+handlers here move arrivals and bytes between CTAs as the lowering does:
+
+* `nvg.cluster_id` is the CTA's rank; `tt.get_program_id` of CTA rank r is its cluster's first
+  program id plus r's coordinate along that axis (CTAs of a cluster have consecutive ids);
+* `ttng.map_to_remote_buffer %v, %r` is view `%v` in CTA `r`;
+* a multicast TMA load (`..., %bar, %pred, %mask {multicast}`) writes its box into, and
+  completes its bytes on the barrier of, every CTA whose bit is set in the mask;
+* `ttg.async_remote_shmem_copy %src, rank %r, %dst barrier %bar`: the source's bytes land in CTA
+  `r`, on its barrier at `%bar`'s offset;
+* paired 2-CTA MMA (module `tlx.enable_paired_cta_mma` or `ttng.two-ctas`, which the lowering
+  sets from the first MMA's `two_ctas`): `tc_gen5_mma` and `tc_gen5_commit` are issued by the
+  even CTA of a pair only, and each
+  of their barrier arrivals lands in both CTAs of the pair (`tcgen05.commit.cta_group::2 ...
+  multicast::cluster` with mask `3 << (rank & ~1)`: the fork's MMAv5 lowering);
+* TLX's `async_clc_try_cancel` is issued by the first CTA along x and multicast to every CTA
+  (a response and 16 bytes each); upstream's `clc_try_cancel {multicast}` is issued by every CTA;
+* `ttng.cluster_arrive` / `cluster_wait` / `cluster_barrier` in the function body (outside the
+  partitions) are a rendezvous of the CTAs. Before the partitions start, the CTAs rendezvous
+  once (TLX and the lowering put a cluster sync after the barrier inits; without it a peer's
+  remote arrive could reach an uninitialised barrier).
+
+Not modelled, and said so (the kernel is then not simulated, no verdict): Triton's cluster-wide
+CGA form (`"ttg.num-ctas" > 1`: its types are the cluster's, a CTA's share of each copy is not
+computed here), clusters larger than `MAX_CTAS`, a cluster barrier inside a partition (it
+counts every thread of every CTA), and a remote view or multicast mask whose CTA the run cannot
+compute (that barrier is marked unmodelled: a hang on it is a limit).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..facts.cluster import Cluster, cluster_of_module
+from ..ir.model import Operation
+from ..ir.types import memdesc_bytes
+
+if TYPE_CHECKING:
+    from .machine import BarrierSlot, Machine, Ref
+
+MAX_CTAS = 4
+CLUSTER_SYNC_OPS = frozenset({"ttng.cluster_arrive", "ttng.cluster_wait", "ttng.cluster_barrier"})
+PAIRED_MODULE_ATTRS = ("tlx.enable_paired_cta_mma", "ttng.two-ctas")
+MMA_OPS = frozenset({"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"})
+
+
+def cluster_for(function: Operation) -> Cluster:
+    """The cluster `function` runs in (one CTA outside a module)."""
+    module = next((a for a in function.ancestors() if a.name == "builtin.module"), None)
+    return cluster_of_module(module) if module is not None else Cluster(1, (1, 1, 1))
+
+
+def unsupported(cluster: Cluster, function: Operation) -> str:
+    """Why this cluster kernel is not run ("" when it is)."""
+    if cluster.size <= 1:
+        return ""
+    if cluster.cga:
+        return (f"cluster-wide (CGA) IR with ttg.num-ctas = {cluster.num_ctas}: its types are the cluster's and a "
+                "CTA's share of each copy is not computed, so its barrier program is not run")
+    if cluster.size > MAX_CTAS:
+        return f"a cluster of {cluster.size} CTAs (the interpreter runs clusters of up to {MAX_CTAS})"
+    for op in function.walk():
+        if op.name in CLUSTER_SYNC_OPS and any(a.name == "ttg.warp_specialize" for a in op.ancestors()):
+            return (f"{op.name} at line {op.line} inside a partition: a cluster barrier counts every thread of every "
+                    "CTA, which the interpreter does not model there")
+    return ""
+
+
+def paired(function: Operation) -> bool:
+    """Does the module lower its tcgen05 MMAs and commits as 2-CTA (cta_group::2) ops? The
+    lowering asks the module (`ttng.two-ctas`, which `make_llir`'s CheckMatmulTwoCTAs pass sets
+    from the first MMA's `two_ctas`, or TLX's `tlx.enable_paired_cta_mma`), so one `two_ctas`
+    MMA makes every commit of the module a paired one."""
+    module = next((a for a in function.ancestors() if a.name == "builtin.module"), None)
+    if module is None:
+        return False
+    if any(module.attr(a) is True for a in PAIRED_MODULE_ATTRS):
+        return True
+    if module.attr("ttng.two-ctas") is False:
+        return False
+    first = next((op for op in module.walk() if op.name in MMA_OPS), None)
+    return first is not None and "two_ctas" in first.attributes
+
+
+def coordinates(cluster: Cluster, rank: int) -> tuple[int, int, int]:
+    """(x, y, z) of CTA `rank` in its cluster (x varies fastest, like %cluster_ctarank)."""
+    dx, dy, _ = cluster.dims
+    return rank % dx, (rank // dx) % dy, rank // (dx * dy)
+
+
+def program_id(m: "Machine", value: int, axis: int, rank: int) -> int:
+    """Program id along `axis` of CTA `rank`: its cluster's first id plus its coordinate."""
+    d = m.cluster.dims[axis] if m.cluster.size > 1 and not m.cluster.cga else 1
+    return (value // d) * d + coordinates(m.cluster, rank)[axis] if d > 1 else value
+
+
+def pair_of(rank: int) -> tuple[int, int]:
+    base = rank & ~1
+    return base, base + 1
+
+
+def is_paired_op(m: "Machine", op: Operation) -> bool:
+    return m.cluster.size > 1 and m.paired
+
+
+def mask_targets(m: "Machine", mask) -> list[int] | None:
+    """CTAs named by a multicast mask value (None: not computable)."""
+    if not isinstance(mask, int):
+        return None
+    return [k for k in range(m.cluster.size) if (mask >> k) & 1]
+
+
+def unresolved(m: "Machine", op: Operation, ref) -> None:
+    """A cluster op whose target CTA the run cannot compute: what it does to `ref`'s barrier is
+    invisible, so a hang on that barrier is a limit, never a verdict."""
+    from .machine import Ref
+
+    m.notes.append(f"line {op.line}: {op.name}: the target CTA is not computable; not modelled")
+    if isinstance(ref, Ref):
+        what = f"{op.name} at line {op.line} (target CTA unknown)"
+        for key, slot in m.slots.items():
+            if key[:2] == ref.key[:2] and not slot.unmodelled:
+                slot.unmodelled = what
+
+
+# -- handlers (registered in machine._HANDLERS) ----------------------------------------------------
+def h_cluster_id(m: "Machine", op: Operation, env, who, it):
+    """`nvg.cluster_id`: this CTA's rank in its cluster."""
+    for r in op.results:
+        env[r] = m.threads[who].cta
+
+
+def h_map_to_remote(m: "Machine", op: Operation, env, who, it):
+    """`map_to_remote_buffer %view, %rank`: the same view in CTA `rank` (`mapa`)."""
+    from .machine import Ref
+
+    pos = op.positional
+    ref = env.get(pos[0]) if pos else None
+    rank = env.get(pos[1]) if len(pos) > 1 else None
+    if not isinstance(ref, Ref):
+        for r in op.results:
+            env[r] = None
+        return
+    if not isinstance(rank, int) or not 0 <= rank < max(m.cluster.size, 1):
+        unresolved(m, op, ref)
+        for r in op.results:
+            env[r] = None
+        return
+    for r in op.results:
+        env[r] = ref.in_cta(rank)
+
+
+def h_remote_copy(m: "Machine", op: Operation, env, who, it):
+    """`async_remote_shmem_copy %src, rank %r, %dst barrier %bar`: the source's bytes land in
+    CTA `r` and complete on its barrier at `%bar`'s offset."""
+    from .machine import Ref
+
+    pos = op.positional
+    if len(pos) < 4:
+        return
+    src, rank, dst, bar = (env.get(p) for p in (pos[0], pos[1], pos[2], pos[-1]))
+    if not isinstance(rank, int) or not 0 <= rank < max(m.cluster.size, 1):
+        unresolved(m, op, bar)
+        return
+    slot = m.slot(bar.in_cta(rank), op) if isinstance(bar, Ref) else None
+    nbytes = memdesc_bytes(op.types[0] if op.types else None)
+    if slot is None or nbytes is None:
+        m.notes.append(f"line {op.line}: remote copy to an unknown barrier or of unknown size; not modelled")
+        return
+    from .machine import Step
+
+    yield Step(op)
+    agent = m.agent(who, op)
+    m.access(op, src, "read", agent, it)
+    if isinstance(dst, Ref):
+        m.access(op, dst.in_cta(rank), "write", agent, it)
+    m.complete_tx(slot, nbytes, op.line, who, agent, it=it)
+
+
+def h_cluster_sync(m: "Machine", op: Operation, env, who, it):
+    """`cluster_arrive` / `cluster_wait` / `cluster_barrier` in the function body: the CTAs'
+    main threads rendezvous (in one CTA it orders nothing the interpreter tracks)."""
+    if m.cluster.size <= 1:
+        return
+    if op.name != "ttng.cluster_wait":
+        m.cluster_arrived[who] = cluster_arrive(m, op, who, it)
+    if op.name != "ttng.cluster_arrive":
+        generation = m.cluster_arrived.pop(who, None)
+        if generation is not None:
+            from .machine import Wait
+
+            yield Wait(op, m.cluster_slot(op), generation, it)
+
+
+def cluster_arrive(m: "Machine", op: Operation, who: int, it) -> int:
+    """Arrive on the cluster rendezvous; returns the generation arrived in."""
+    slot = m.cluster_slot(op)
+    generation = slot.parity
+    m.arrive(slot, 1, op.line, who, it=it)
+    return generation
+
+
+def deliver_tma(m: "Machine", op: Operation, env, who, it, slot: "BarrierSlot", dst, nbytes: int, agent):
+    """A TMA load's box and bytes: to its own CTA, or to every CTA of its multicast mask."""
+    from .machine import Ref
+
+    pos = op.positional
+    if "multicast" not in op.attributes or len(pos) < 5 or m.cluster.size <= 1:
+        m.access(op, dst, "write", agent, it)
+        m.complete_tx(slot, nbytes, op.line, who, agent, it=it)
+        return
+    targets = mask_targets(m, env.get(pos[4]))
+    if targets is None:
+        unresolved(m, op, slot.ref)
+        return
+    for k in targets:
+        target = m.slots.get(slot.ref.in_cta(k).key)
+        if target is None:
+            m.notes.append(f"line {op.line}: multicast to CTA {k}, whose barrier is not initialised")
+            continue
+        if isinstance(dst, Ref):
+            m.access(op, dst.in_cta(k), "write", agent, it)
+        m.complete_tx(target, nbytes, op.line, who, agent, it=it)
+
+
+def issuing_ctas_clc(m: "Machine", op: Operation, cta: int) -> bool:
+    """TLX's try-cancel is issued by the first CTA along x only (the others skip it)."""
+    return m.cluster.size <= 1 or op.name != "ttng.async_clc_try_cancel" or coordinates(m.cluster, cta)[0] == 0
+
+
+def clc_targets(m: "Machine", op: Operation, cta: int) -> list[int]:
+    """CTAs that receive a try-cancel's response and bytes."""
+    if m.cluster.size <= 1:
+        return [cta]
+    if op.name == "ttng.async_clc_try_cancel" or op.attr("multicast") is True:
+        return list(range(m.cluster.size))
+    return [cta]
+
+
+def mma_targets(m: "Machine", op: Operation, cta: int) -> list[int] | None:
+    """CTAs whose barriers an MMA's or commit's arrivals reach: its own, or both CTAs of the pair
+    for a paired MMA; None when this CTA does not issue it (the odd CTA of a pair)."""
+    if not is_paired_op(m, op):
+        return [cta]
+    if cta & 1:
+        return None
+    return [k for k in pair_of(cta) if k < m.cluster.size]
+
+
+def unequal_work(m: "Machine", blocked) -> str:
+    """Why a stuck cluster run is not a verdict: a whole CTA had finished, after running fewer
+    iterations of some loop than a CTA that is still blocked. The CTAs of a cluster wait for each
+    other (remote arrivals, multicast bytes, the paired MMA), so one that runs out of tiles first
+    leaves its peers waiting; whether a launch gives the CTAs of one cluster unequal work (a grid
+    and a tile count that do not divide) is the host's contract, not something the IR decides.
+    A CTA that finished with the same iterations as its peers (it skipped an arrival) is no
+    excuse: that hang is a verdict."""
+    if m.cluster.size <= 1 or not blocked:
+        return ""
+    done = {t.cta for t in m.threads} - {t.cta for t in m.threads if not t.done}
+    stuck = {b.thread.cta for b in blocked}
+    for per in m.iterations_per_cta().values():
+        for d in sorted(done):
+            for s in sorted(stuck):
+                if per.get(d, 0) < per.get(s, 0):
+                    b = next(b for b in blocked if b.thread.cta == s)
+                    return (f"cta{d} finished after fewer loop iterations than cta{s} ({per.get(d, 0)} against "
+                            f"{per.get(s, 0)}), and {b.thread.name} blocks at line {b.line}: at this launch the CTAs of "
+                            "one cluster get different amounts of work, and the peers wait for a CTA that has left; "
+                            "not judged (the host launch decides whether that happens)")
+    return ""
