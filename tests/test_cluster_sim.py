@@ -292,3 +292,142 @@ def test_tlx_cluster_tutorials_run_as_clusters_and_complete(path: Path) -> None:
         result = run(fn, params, policy, stop_trips=3)
         assert result.outcome in ("completed", "covered"), (policy, result.outcome, result.reason)
         assert {t.cta for t in result.machine.threads if t.steps} == {0, 1}
+
+
+EARLY = f'''  tt.func public @k() {{
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %bs = ttg.local_alloc : () -> {BARS}
+    %b = ttg.memdesc_index %bs[%c0_i32] : {BARS} -> {BAR}
+    ttg.warp_specialize(%b) attributes {{requestedRegisters = array<i32: 24>}}
+    default {{
+      %rank = nvg.cluster_id
+      %peer = arith.xori %rank, %c1_i32 : i32
+      %r = ttng.map_to_remote_buffer %b, %peer : {BAR} -> {REMOTE}
+      ttng.arrive_barrier %r, 1 : {REMOTE}
+      ttg.warp_yield
+    }}
+    partition0(%bb: {BAR}) num_warps(1) {{
+      %z = arith.constant 0 : i32
+      ttng.init_barrier %bb, 2 : {BAR}
+      ttng.arrive_barrier %bb, 1 : {BAR}
+      ttng.wait_barrier %bb, %z : {BAR}
+      ttg.warp_return
+    }} : ({BAR}) -> ()
+    tt.return
+  }}
+'''
+
+
+def test_a_remote_arrive_before_the_peer_initialises_the_barrier_is_lost() -> None:
+    """The barrier is initialised inside a partition, after the cluster's start-up sync, so a
+    peer's remote arrive can come first; the init then discards it (PTX requires the init and a
+    cluster barrier before any peer arrives) and the waiter never gets its second arrival. The
+    slot records why, naming the peer and both lines."""
+    result = run(_fn(module(EARLY)), policy="favorable")
+    assert result.outcome == "deadlock"
+    reasons = [a for b in result.blocked for a in b.wait.slot.anomalies]
+    assert any("arrived on it remotely at line" in a and "before this CTA initialised it" in a for a in reasons), reasons
+
+
+def remote_store(store: bool = True) -> str:
+    """A cluster reduction: each CTA stores its partial (a 2x1 f32 tensor, 8 bytes) into its
+    peer's buffer with `async_remote_shmem_store ... barrier`, which completes 8 bytes on the
+    peer's barrier; each CTA expects 8 bytes and waits for them."""
+    op = (f"      ttg.async_remote_shmem_store %t, rank %peer, %buf barrier %red : tensor<2x1xf32, #blocked> -> "
+          f"!ttg.memdesc<2x1xf32, #shared, #smem, mutable> barrier_ty {BAR}\n") if store else ""
+    return f'''  tt.func public @k() {{
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %true = arith.constant true
+    %reds = ttg.local_alloc : () -> {BARS}
+    %red = ttg.memdesc_index %reds[%c0_i32] : {BARS} -> {BAR}
+    ttng.init_barrier %red, 1 : {BAR}
+    %buf = ttg.local_alloc : () -> !ttg.memdesc<2x1xf32, #shared, #smem, mutable>
+    ttg.warp_specialize(%red, %buf) attributes {{requestedRegisters = array<i32: 24>}}
+    default {{
+      %rank = nvg.cluster_id
+      %peer = arith.xori %rank, %c1_i32 : i32
+      %t = arith.constant dense<0.0> : tensor<2x1xf32, #blocked>
+      ttng.barrier_expect %red, 8, %true : {BAR}
+{op}      ttng.wait_barrier %red, %c0_i32 : {BAR}
+      ttg.warp_yield
+    }}
+    partition0(%r: {BAR}, %bf: !ttg.memdesc<2x1xf32, #shared, #smem, mutable>) num_warps(1) {{
+      ttg.warp_return
+    }} : ({BAR}, !ttg.memdesc<2x1xf32, #shared, #smem, mutable>) -> ()
+    tt.return
+  }}
+'''
+
+
+BLOCKED = '#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>\n'
+
+
+def test_remote_stores_complete_the_peers_barrier() -> None:
+    """Each CTA's 8 bytes land on its peer's `red`: both complete. Without the store, each CTA's
+    expect waits for bytes no one sends."""
+    assert run(_fn(BLOCKED + module(remote_store())), policy="favorable").outcome == "completed"
+    stuck = run(_fn(BLOCKED + module(remote_store(store=False))), policy="favorable")
+    assert stuck.outcome == "deadlock" and {b.thread.name for b in stuck.blocked} == {"cta0.default", "cta1.default"}
+
+
+RING = f'''  tt.func public @k(%d: {DESC}) {{
+    %c0_i32 = arith.constant 0 : i32
+    %c1_i32 = arith.constant 1 : i32
+    %c2_i32 = arith.constant 2 : i32
+    %true = arith.constant true
+    %fulls = ttg.local_alloc : () -> {BARS}
+    %full = ttg.memdesc_index %fulls[%c0_i32] : {BARS} -> {BAR}
+    ttng.init_barrier %full, 1 : {BAR}
+    %empties = ttg.local_alloc : () -> {BARS}
+    %empty = ttg.memdesc_index %empties[%c0_i32] : {BARS} -> {BAR}
+    ttng.init_barrier %empty, 1 : {BAR}
+    %bufs = ttg.local_alloc : () -> {TILES}
+    ttg.warp_specialize(%full, %bufs, %d, %empty) attributes {{requestedRegisters = array<i32: 24>}}
+    default {{
+      %rank = nvg.cluster_id
+      %own = arith.shli %c1_i32, %rank : i32
+      %peer = arith.xori %rank, %c1_i32 : i32
+      %other = arith.shli %c1_i32, %peer : i32
+      %both = arith.ori %own, %other : i32
+      %buf = ttg.memdesc_index %bufs[%c0_i32] : {TILES} -> {TILE}
+      %half = ttg.memdesc_subslice %buf[0, 0] : {TILE} -> !ttg.memdesc<32x64xf16, #nvmma, #smem, mutable, 64x64>
+      scf.for %i = %c0_i32 to %c2_i32 step %c1_i32 : i32 {{
+        %p = arith.andi %i, %c1_i32 : i32
+        %q = arith.xori %p, %c1_i32 : i32
+        ttng.wait_barrier %empty, %q : {BAR}
+        ttng.barrier_expect %full, 8192, %true : {BAR}
+        ttng.async_tma_copy_global_to_local %d[%c0_i32, %c0_i32] %half, %full, %true, %both {{multicast}} : {DESC}, {BAR} -> !ttg.memdesc<32x64xf16, #nvmma, #smem, mutable, 64x64>
+      }}
+      ttg.warp_yield
+    }}
+    partition0(%f: {BAR}, %b: {TILES}, %dd: {DESC}, %e: {BAR}) num_warps(1) {{
+      %z = arith.constant 0 : i32
+      %one = arith.constant 1 : i32
+      %two = arith.constant 2 : i32
+      %v = ttg.memdesc_index %b[%z] : {TILES} -> {TILE}
+      scf.for %i = %z to %two step %one : i32 {{
+        %ph = arith.andi %i, %one : i32
+        ttng.wait_barrier %f, %ph : {BAR}
+        %x = ttg.local_load %v : {TILE} -> tensor<64x64xf16, #blocked>
+        ttng.arrive_barrier %e, 1 : {BAR}
+      }}
+      ttg.warp_return
+    }} : ({BAR}, {TILES}, {DESC}, {BAR}) -> ()
+    tt.return
+  }}
+'''
+
+
+def test_a_multicast_refill_without_a_handshake_races_the_peers_read(tmp_path: Path) -> None:
+    """Each producer waits for its own CTA's consumer to release the tile (a local empty
+    barrier) and then multicasts the refill into both CTAs, with no handshake between the CTAs:
+    the peer's multicast of iteration 1 writes into this CTA's tile while this CTA's consumer
+    may still read iteration 0. Only a run of the cluster sees that write (the
+    static rules reason per CTA): `check` reports a race naming both CTAs' partitions."""
+    doc = _check(tmp_path, BLOCKED + module(RING))
+    races = [f for f in doc["findings"] if f["kind"].startswith("race.")]
+    assert races, doc["findings"]
+    parts = {p for f in races for p in f["partitions"]}
+    assert {"cta0.default", "cta1.default"} & parts and any(p.startswith("cta") and "partition0" in p for p in parts)

@@ -292,14 +292,25 @@ EXPECTED_WARNINGS: dict[str, list[str]] = {
 # and why (each is also pinned with its cause in tests/test_families_sim.py). Neither was run on
 # a GPU (sm100 only; the device here is an H200).
 EXPECTED_ERRORS: dict[str, list[str]] = {
-    # AutoWS FA forward, DP_FACTOR=2 with the software-pipelined dot attributes: before the second
-    # QK MMA of a tile the gemm partition waits on `%p` for the PV MMA that reads P (aliasing QK in
-    # TMEM), and that PV MMA is issued after the wait by the same partition: the first tile hangs.
+    # Both are true bugs of fbtriton 3.7.4's AutoWS output (re-verified from the IR, the v3.7.4
+    # source and the fork's history up to main db4666f22, 2026-08-22; tests/test_families_sim.py
+    # has the op sequences). No sm100 GPU here to run them.
+    # AutoWS FA forward, Blackwell, DP_FACTOR=2, software-pipelined dot attributes (QK stage 0,
+    # PV stage 1): P aliases the single QK TMEM buffer, so QK(i+1) must wait for PV(i) (`%p`, the
+    # WAR reuse barrier); the pipelined order issues QK(1) (line 433, wait at 432) before PV(0)
+    # (line 448, the only arrival on `%p`): the first tile hangs. The fork knows: dd98ce5c4 (in
+    # v3.7.4) skips this test ("the WAR backward edge alone deadlocks the pipelined schedule"),
+    # still skipped at main. The same source without the stage/order attributes
+    # (TRITON_HOPPER_SWP=0) issues PV(0) first and checks clean.
     "_attn_fwd_persist__hb_blackwell_persist_BM128_BN128_DF2_w4s2_hd128_stage1_swp1": ["deadlock.cycle"],
-    # AutoWS addmm, EPILOGUE_SUBTILE=2 with generate_subtiled_region: after each subtile the
-    # epilogue arrives on both bias-empty barriers (count 1), releasing bias_0 before its subtile
-    # reads it (a race) and completing two phases per tile (a hang from a CTA's second tile; the
-    # tutorial's test shape, 64 tiles on 148 SMs, never has one).
+    # AutoWS addmm, EPILOGUE_SUBTILE=2 with generate_subtiled_region: WSCodePartition (v3.7.4 and
+    # main) threads each bias consumer-release token into the subtiled region as a shared
+    # argument, so both subtiles arrive on both count-1 bias-empty barriers (lines 201/203 and
+    # 224/225, the arrives without a WSBarrier constraint): bias_0 is released before subtile 1
+    # reads it (a race) and each barrier completes two phases per tile (a hang from a CTA's
+    # second tile). The fork's test shape (M=N=1024: 64 tiles on 148 SMs) never has one; the
+    # same source with generate_subtiled_region=False checks clean (so does EPILOGUE_SUBTILE=4,
+    # for which v3.7.4 builds no subtiled region: each subtile releases its own bias buffer).
     "addmm_kernel_tma_persistent_ws__BM128_BN128_BK64_ES2_Acm0_Bcm0_DPF1_gsr1_w4s3": [
         "deadlock.parity_cadence", "race.early_release"],
 }

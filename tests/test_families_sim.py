@@ -3,11 +3,14 @@ the model's fault, and on the two whose hangs are in the IR itself. Skips withou
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from barrier_viz.commands.check_cmd import check_document
 from barrier_viz.session import select
 
+from cli_support import run_cli
 from corpus_units import CORPUS
 
 FAMILIES = CORPUS / "families"
@@ -53,23 +56,60 @@ def test_no_false_deadlock_on_correct_family_kernels(rel: str) -> None:
 
 def test_attention_swp_blackwell_waits_on_its_own_later_mma() -> None:
     """AutoWS FA forward, Blackwell, persistent, DP_FACTOR=2 with the software-pipelined dot
-    attributes (QK stage 0, PV stage 1): P lives in TMEM aliasing QK, so before the second QK
-    MMA of a tile the gemm partition waits for the PV MMA that reads P to complete (`%p`).
-    That PV MMA is issued after this wait in the same partition, and nothing else arrives on
-    `%p`: the first tile hangs on any schedule. Kept as a verdict (not GPU-confirmed: no sm100
-    machine here)."""
+    attributes (QK stage 0, PV stage 1). P lives in TMEM aliasing the one QK buffer
+    (tmem_subslice + memdesc_reinterpret of `qk`), so QK(i+1) may only overwrite it once PV(i)
+    has read P: the gemm partition waits on `%p` (WSBarrier direction "backward", the WAR reuse
+    barrier dd98ce5c4 made mandatory), which only PV's tc_gen5_mma barrier list arrives on. The
+    pipelined order in partition1 is: wait %p parity 1 (line 410, passes), QK(0) (411), wait
+    %p parity 0 (432), QK(1) (433), PV(0) (448, the arrival): the wait at 432 needs the PV issued
+    after it, on every schedule, at the first tile. Not GPU-confirmed (no sm100 here), but the
+    fork says the same: dd98ce5c4 (in v3.7.4) skips this tutorial's fwd ws/ws_persistent tests
+    because "the WAR backward edge alone deadlocks the pipelined schedule" (pending TMEM
+    cross-stage multi-buffering); the skip is still there at main db4666f22. Compiling the same
+    v3.7.4 source with _FWD_DOT_ATTRS_NO_SWP (TRITON_HOPPER_SWP=0) orders PV(0) before the wait
+    for QK(1), and check reports it clean."""
     doc, _ = _check("autows/_attn_fwd_persist__hb_blackwell_persist_BM128_BN128_DF2_w4s2_hd128_stage1_swp1.ttgir")
     cycle = [f for f in doc.findings if f.kind == "deadlock.cycle"]
     assert cycle and cycle[0].barrier == "%p[0]" and cycle[0].partitions[0] == "partition1"
-    assert cycle[0].evidence["cause"] == "self-wait"
+    assert cycle[0].evidence["cause"] == "self-wait" and 432 in cycle[0].lines
+
+
+ADDMM = "autows/addmm_kernel_tma_persistent_ws__BM128_BN128_BK64_ES2_Acm0_Bcm0_DPF1_gsr1_w4s3.ttgir"
 
 
 def test_addmm_subtiled_epilogue_releases_each_bias_buffer_twice() -> None:
-    """AutoWS addmm with EPILOGUE_SUBTILE=2 and generate_subtiled_region: after each subtile the
-    epilogue arrives on *both* bias-empty barriers (count 1), so each completes two phases per
-    tile; the loader's one wait per tile polls a parity that has come back, and from the second
-    tile of a CTA on it blocks while the epilogue waits for the bias it would load. The
-    tutorial's test shape (M=N=1024 on 148 SMs: one tile per CTA) never reaches a second tile."""
-    doc, _ = _check("autows/addmm_kernel_tma_persistent_ws__BM128_BN128_BK64_ES2_Acm0_Bcm0_DPF1_gsr1_w4s3.ttgir")
+    """AutoWS addmm with EPILOGUE_SUBTILE=2 and generate_subtiled_region. After doCodePartition
+    the epilogue's two bias consumer-release tokens are `shared(...)` operands of the
+    ttng.subtiled_region (WSCodePartition.cpp, v3.7.4 and main: `subtiled.addSharedArg(token)`
+    for an inline ConsumerRelease), so each replicated subtile releases both: the final IR
+    arrives on %bias_1_26 and %bias_0_35 after subtile 0 (lines 201, 203) and again after
+    subtile 1 (224, 225), with no WSBarrier constraint, unlike every other release. The same
+    file's comment on producer tokens names the outcome ("every replicated tile arrive[s] on
+    every sibling's barrier (over-commit -> deadlock)"); 754a65ef3 fixed it for the staging
+    producer only. So bias_0 is released before subtile 1 reads it (line 213), and each
+    count-1 empty barrier completes two phases per tile: the loader's one wait per tile (461,
+    468) polls a parity that has come back from the CTA's second tile on."""
+    doc, _ = _check(ADDMM)
     cadence = [f for f in doc.findings if f.kind == "deadlock.parity_cadence"]
     assert cadence and cadence[0].evidence.get("cause") == "duplicated arrival"
+    assert {201, 224} <= set(cadence[0].lines)
+    race = [f for f in doc.findings if f.kind == "race.early_release"]
+    assert race and {203, 213} <= set(race[0].lines)
+
+
+def test_addmm_double_release_needs_a_second_tile_per_cta() -> None:
+    """Why the fork's own test passes: test_autows_addmm_tma_persistent runs M=N=1024 (64 tiles
+    of 128x128) on 148 SMs, one tile per CTA, so the loader never refills a bias buffer and
+    that launch completes; at M=N=2048 (256 tiles) CTA 0 runs tiles 0 and 148 and hangs."""
+    path = FAMILIES / ADDMM
+    if not path.exists():
+        pytest.skip(f"{ADDMM} absent")
+
+    def deadlocks(args: str) -> list[str]:
+        r = run_cli("check", str(path), "--format", "json", "--args", args, "--pid", "0", "--grid", "148",
+                    "--no-input-points")
+        assert r.exception is None, r.exception
+        return [f["kind"] for f in json.loads(r.stdout)["findings"] if f["kind"].startswith("deadlock.")]
+
+    assert deadlocks("M=1024,N=1024,K=8192") == []
+    assert deadlocks("M=2048,N=2048,K=512") == ["deadlock.parity_cadence"]

@@ -17,8 +17,9 @@ handlers here move arrivals and bytes between CTAs as the lowering does:
 * `ttng.map_to_remote_buffer %v, %r` is view `%v` in CTA `r`;
 * a multicast TMA load (`..., %bar, %pred, %mask {multicast}`) writes its box into, and
   completes its bytes on the barrier of, every CTA whose bit is set in the mask;
-* `ttg.async_remote_shmem_copy %src, rank %r, %dst barrier %bar`: the source's bytes land in CTA
-  `r`, on its barrier at `%bar`'s offset;
+* `ttg.async_remote_shmem_copy %src, rank %r, %dst barrier %bar` and `ttg.async_remote_shmem_store`
+  (a register tensor, `st.async`): the bytes land in CTA `r`, on its barrier at `%bar`'s offset;
+  `ttg.remote_shmem_store` writes the peer's buffer without a barrier;
 * paired 2-CTA MMA (module `tlx.enable_paired_cta_mma` or `ttng.two-ctas`, which the lowering
   sets from the first MMA's `two_ctas`): `tc_gen5_mma` and `tc_gen5_commit` are issued by the
   even CTA of a pair only, and each
@@ -162,8 +163,9 @@ def h_map_to_remote(m: "Machine", op: Operation, env, who, it):
 
 
 def h_remote_copy(m: "Machine", op: Operation, env, who, it):
-    """`async_remote_shmem_copy %src, rank %r, %dst barrier %bar`: the source's bytes land in
-    CTA `r` and complete on its barrier at `%bar`'s offset."""
+    """`async_remote_shmem_copy %src, rank %r, %dst barrier %bar` (a shared-memory copy) and
+    `async_remote_shmem_store %tensor, rank %r, %dst barrier %bar` (`st.async`): the bytes land
+    in CTA `r`'s `%dst` and complete on its barrier at `%bar`'s offset."""
     from .machine import Ref
 
     pos = op.positional
@@ -174,7 +176,11 @@ def h_remote_copy(m: "Machine", op: Operation, env, who, it):
         unresolved(m, op, bar)
         return
     slot = m.slot(bar.in_cta(rank), op) if isinstance(bar, Ref) else None
-    nbytes = memdesc_bytes(op.types[0] if op.types else None)
+    if slot is None and isinstance(bar, Ref):
+        m.early_use(bar.in_cta(rank), op, who)
+    # A copy's bytes are its source's (a memdesc); a store's source is a tensor, so its bytes are
+    # those of the destination view it fills.
+    nbytes = next((b for b in (memdesc_bytes(t) for t in op.types[:2]) if b is not None), None)
     if slot is None or nbytes is None:
         m.notes.append(f"line {op.line}: remote copy to an unknown barrier or of unknown size; not modelled")
         return
@@ -186,6 +192,17 @@ def h_remote_copy(m: "Machine", op: Operation, env, who, it):
     if isinstance(dst, Ref):
         m.access(op, dst.in_cta(rank), "write", agent, it)
     m.complete_tx(slot, nbytes, op.line, who, agent, it=it)
+
+
+def h_remote_store_plain(m: "Machine", op: Operation, env, who, it):
+    """`remote_shmem_store %tensor, rank %r, %dst`: a write into CTA `r`'s buffer, no barrier."""
+    from .machine import Ref
+
+    pos = op.positional
+    rank = env.get(pos[1]) if len(pos) > 1 else None
+    dst = env.get(pos[2]) if len(pos) > 2 else None
+    if isinstance(dst, Ref) and isinstance(rank, int):
+        m.access(op, dst.in_cta(rank), "write", who, it)
 
 
 def h_cluster_sync(m: "Machine", op: Operation, env, who, it):
@@ -228,6 +245,7 @@ def deliver_tma(m: "Machine", op: Operation, env, who, it, slot: "BarrierSlot", 
         target = m.slots.get(slot.ref.in_cta(k).key)
         if target is None:
             m.notes.append(f"line {op.line}: multicast to CTA {k}, whose barrier is not initialised")
+            m.early_use(slot.ref.in_cta(k), op, who)
             continue
         if isinstance(dst, Ref):
             m.access(op, dst.in_cta(k), "write", agent, it)
@@ -280,3 +298,44 @@ def unequal_work(m: "Machine", blocked) -> str:
                             "one cluster get different amounts of work, and the peers wait for a CTA that has left; "
                             "not judged (the host launch decides whether that happens)")
     return ""
+
+
+def cluster_races(function: Operation, params, trips: int, deadline=None) -> list:
+    """Races between the CTAs of a cluster, from one friendly run with happens-before tracking.
+
+    The static race rules reason about one CTA; they cannot see a multicast TMA load writing a
+    peer's buffer while the peer still reads it, a paired MMA reading the peer's operand tiles
+    before they land, or a remote store racing the peer's read. The run can: every access is
+    recorded in the CTA whose memory it touches. Only races that cross CTAs are kept (one side
+    runs in another CTA than the other, or touches another CTA's memory); races inside one CTA
+    stay with the static rules, as for single-CTA kernels."""
+    from dataclasses import replace
+
+    from .explore import race_findings, races_of
+    from .schedule import run
+
+    if cluster_for(function).size <= 1:
+        return []
+    result = run(function, replace(params, track_races=True), "favorable", stop_trips=trips, deadline=deadline)
+    m = result.machine
+    if m is None or m.hb is None or m.cluster.size <= 1 or result.outcome not in ("completed", "covered"):
+        return []
+    m.hb.races = [r for r in m.hb.races if _crosses(m, r)]
+    return race_findings(races_of([result]))
+
+
+def _cta_of(m: "Machine", thread: int) -> int:
+    if thread < 0:
+        thread = m.agent_owner.get(thread, 0)
+    return m.threads[thread].cta if 0 <= thread < len(m.threads) else 0
+
+
+def _storage_cta(storage: tuple) -> int:
+    last = storage[-1] if storage else None
+    return int(last[3:]) if isinstance(last, str) and last.startswith("cta") and last[3:].isdigit() else 0
+
+
+def _crosses(m: "Machine", race) -> bool:
+    a, b = _cta_of(m, race.first.thread), _cta_of(m, race.second.thread)
+    home = _storage_cta(race.first.region.storage)
+    return a != b or home != a or home != b

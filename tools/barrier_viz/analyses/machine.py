@@ -266,6 +266,7 @@ class Machine:
         self.paired = cluster_sim.paired(function)  # 2-CTA (cta_group::2) tcgen05 MMAs and commits
         self.cluster_arrived: dict[int, int] = {}  # thread -> generation of its pending cluster arrive
         self._cluster_slot: BarrierSlot | None = None
+        self.early: dict[tuple, list[tuple[int, str]]] = {}  # slot key -> remote uses before its init
         self._cta_loops: dict[int, dict[int, list[int]]] = {}  # id(loop) -> CTA -> [most trips, exits, total]
         if self.params.track_races:
             from .hb import HappensBefore
@@ -403,6 +404,13 @@ class Machine:
     def iterations_per_cta(self) -> dict[int, dict[int, int]]:
         """id(loop) -> CTA -> iterations it started in all (clusters only)."""
         return {loop: {cta: v[2] for cta, v in per.items()} for loop, per in self._cta_loops.items()}
+
+    def early_use(self, ref: Ref, op: Operation, who: int) -> None:
+        """A peer CTA arrives on (or delivers bytes to) a barrier its CTA has not initialised yet
+        (a barrier initialised inside a partition, after the cluster's start-up sync): the
+        later `init_barrier` discards that arrival. Kept so the init can say so."""
+        if ref.cta != self.threads[who].cta:
+            self.early.setdefault(ref.key, []).append((op.line, self.threads[who].name))
 
     def new_instance(self, op: Operation, who: int) -> int:
         """A fresh instance of allocation `op` in the CTA thread `who` runs in."""
@@ -563,19 +571,25 @@ def _h_init(m: Machine, op: Operation, env, who, it):
     ref = env.get(op.operands[0]) if op.operands else None
     count = int(op.literals[0]) if op.literals and op.literals[0].lstrip("-").isdigit() else 1
     if isinstance(ref, Ref):
-        m.slots[ref.key] = BarrierSlot(ref, count, count, init_line=op.line)
+        slot = m.slots[ref.key] = BarrierSlot(ref, count, count, init_line=op.line)
         m.barrier_allocs.add(ref.key[:2])
+        for line, name in m.early.pop(ref.key, []):
+            slot.anomalies.append(f"{name} arrived on it remotely at line {line} before this CTA initialised it at "
+                                  f"line {op.line}: the init discards that arrival (a peer may arrive only after the "
+                                  "barrier's init and a cluster sync)")
 
 
 def _h_inval(m: Machine, op: Operation, env, who, it):
     return None
 
 
-def _need_slot(m: Machine, op: Operation, env, name: str) -> BarrierSlot | None:
+def _need_slot(m: Machine, op: Operation, env, name: str, who: int | None = None) -> BarrierSlot | None:
     ref = env.get(name)
     slot = m.slot(ref, op)
     if slot is None and isinstance(ref, Ref):
         m.notes.append(f"line {op.line}: barrier used before init_barrier (or with an unknown slot index)")
+        if who is not None:
+            m.early_use(ref, op, who)
     return slot
 
 
@@ -602,7 +616,7 @@ def _h_arrive(m: Machine, op: Operation, env, who, it):
         return
     expect = op.name == "ttng.barrier_expect"
     amount = int(op.literals[0]) if op.literals and op.literals[0].isdigit() else (0 if expect else 1)
-    slot = _need_slot(m, op, env, pos[0])
+    slot = _need_slot(m, op, env, pos[0], who)
     if slot is None:
         return
     if not expect and "perThread" in op.attributes:
@@ -663,7 +677,7 @@ def _h_mma(m: Machine, op: Operation, env, who, it):
     for bar, pred in items:
         if pred is not None and not _truthy(env.get(pred)):
             continue
-        for slot in _slots_in(m, op, env, bar, ctas):
+        for slot in _slots_in(m, op, env, bar, ctas, who):
             m.arrive(slot, 1, op.line, who, agent, it=it)
 
 
@@ -671,12 +685,20 @@ def _in_cta(v: Value, cta: int) -> Value:
     return v.in_cta(cta) if isinstance(v, Ref) and v.cta != cta else v
 
 
-def _slots_in(m: Machine, op: Operation, env, name: str, ctas: list[int]) -> list[BarrierSlot]:
+def _slots_in(m: Machine, op: Operation, env, name: str, ctas: list[int], who: int) -> list[BarrierSlot]:
     """The barrier `name` names, in each CTA of `ctas` (its own CTA only, outside a pair)."""
-    slot = _need_slot(m, op, env, name)
-    if slot is None or ctas == [slot.ref.cta]:
+    ref = env.get(name)
+    if not isinstance(ref, Ref) or ctas == [ref.cta]:
+        slot = _need_slot(m, op, env, name, who)
         return [slot] if slot is not None else []
-    return [s for s in (m.slots.get(slot.ref.in_cta(c).key) for c in ctas) if s is not None]
+    out = []
+    for c in ctas:
+        slot = m.slots.get(ref.in_cta(c).key)
+        if slot is None:
+            m.early_use(ref.in_cta(c), op, who)
+        else:
+            out.append(slot)
+    return out
 
 
 def _accessor(reads: tuple[int, ...], writes: tuple[int, ...], pred: int | None = None):
@@ -835,7 +857,7 @@ def _h_commit(m: Machine, op: Operation, env, who, it):
     ctas = cluster_sim.mma_targets(m, op, m.threads[who].cta)
     if ctas is None:
         return  # in a paired (2-CTA) module the even CTA of the pair commits for both
-    slots = _slots_in(m, op, env, pos[0], ctas)
+    slots = _slots_in(m, op, env, pos[0], ctas, who)
     if not slots:
         return
     yield Step(op)
@@ -1113,6 +1135,8 @@ _HANDLERS = {
     "nvgpu.cluster_id": cluster_sim.h_cluster_id,
     "ttng.map_to_remote_buffer": cluster_sim.h_map_to_remote,
     "ttg.async_remote_shmem_copy": cluster_sim.h_remote_copy,
+    "ttg.async_remote_shmem_store": cluster_sim.h_remote_copy,
+    "ttg.remote_shmem_store": cluster_sim.h_remote_store_plain,
     "ttng.cluster_arrive": cluster_sim.h_cluster_sync,
     "ttng.cluster_wait": cluster_sim.h_cluster_sync,
     "ttng.cluster_barrier": cluster_sim.h_cluster_sync,

@@ -362,6 +362,8 @@ class _Builder:
             expect, tx, arrivals = expects.get(id(u.op)), u.bytes, 1
         elif u.role is Role.TMA_ARRIVE:
             expect, tx, arrivals = covering.get(id(u.op)), u.bytes, 0
+            # The expect's pairing counted the copy per CTA (CGA form: one CTA's share).
+            tx = next((c.bytes for c in expect.copies if c.op is u.op and c.bytes is not None), tx) if expect else tx
         elif u.role in (Role.MMA_ARRIVE, Role.COMMIT) and arrivals is None:
             arrivals = 1
         return ArrivePhase(u, slot, _deepest(advances) if slot is not None else _still(b), advances, _offset(slot.expr) if slot is not None else None,

@@ -249,6 +249,10 @@ def expect_mismatches(analysis) -> list[Finding]:
         ctas = check.mismatched_ctas
         where = "" if check.per_cta is None or len(check.per_cta) == 1 else \
             f" in CTA {', '.join(map(str, ctas))} of the {len(check.per_cta)}-CTA cluster (per CTA: {list(check.per_cta)})"
+        if check.expected_per_cta is not None and ctas:
+            where = (f" to the copy of the barrier in CTA {ctas[0]}, which expects {check.expects(ctas[0])} (the declared "
+                     f"bytes once per CTA sharing it; received per CTA's copy: {list(check.per_cta)}, expected: "
+                     f"{list(check.expected_per_cta)})")
         out.append(finding(
             Kind.EXPECT_BYTES_MISMATCH, Severity.error,
             f"barrier_expect at line {check.line} declares {check.declared} bytes but the ops that complete "
@@ -259,6 +263,8 @@ def expect_mismatches(analysis) -> list[Finding]:
                       "per_cta": list(check.per_cta) if check.per_cta is not None else None,
                       "copies": [{"line": c.line, "bytes": c.bytes, "buffer": c.member} for c in check.copies]},
             suggestion="Set the expect size to the sum of the bytes of every copy signalling this barrier."))
+        if check.expected_per_cta is not None:
+            out[-1].evidence["expected_per_cta"] = list(check.expected_per_cta)
     if limits:
         by_reason: dict[str, list[int]] = {}
         for c in limits:

@@ -53,6 +53,14 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 twin.settle_outcome()
                 continue
             found.append(f)
+        if dyn.simulated and dyn.witness is None:
+            # Races between the CTAs of a cluster: only a run sees the peer's accesses.
+            from .cluster_sim import cluster_races
+            from .schedule import default_trips
+
+            for f in cluster_races(fn, dyn.params, default_trips(fn), dyn.budget.deadline if dyn.budget else None):
+                if not any(s.kind.startswith("race.") and set(s.lines) == set(f.lines) for s in found):
+                    found.append(f)
         if launch is not None and dyn.runs:
             user = simulate_launch(analysis, dyn.params, dyn.witness or dyn.runs[0],
                                    {a.position: a.name for a in (model_of(analysis).args if model_of(analysis) else [])})

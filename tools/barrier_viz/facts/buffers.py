@@ -22,6 +22,7 @@ from math import prod
 from ..ir.attrs import split_top_level
 from ..ir.model import BlockArgument, Operation, ParsedIR
 from ..ir.types import MemDesc, element_bits, memdesc_bytes, parse_memdesc  # noqa: F401  (re-exported)
+from .cga import CgaUnknown, bytes_per_cta, cga_module
 from .cluster import cluster_of
 from .partitions import PartitionMap, module_warps
 from .trace import VIEW_OPS, Trace, Tracer
@@ -131,20 +132,28 @@ class ExpectCheck:
     # None with `reason` saying why they cannot be counted.
     per_cta: tuple[int, ...] | None = None
     reason: str | None = None
+    # What each CTA's copy of the barrier expects when that is not `declared` everywhere (CGA
+    # form: a broadcast group's leader expects `declared` per CTA of the group, others nothing).
+    expected_per_cta: tuple[int, ...] | None = None
+
+    def expects(self, cta: int) -> int | None:
+        return self.expected_per_cta[cta] if self.expected_per_cta is not None else self.declared
 
     @property
     def delivered(self) -> int | None:
         """The bytes delivered (in the first CTA that disagrees with the expect, if one does)."""
         if self.per_cta is None:
             return None
-        wrong = [b for b in self.per_cta if b != self.declared]
+        wrong = [b for r, b in enumerate(self.per_cta) if b != self.expects(r)]
+        if self.expected_per_cta is not None and not wrong:
+            return self.declared  # every barrier copy got `declared` per CTA it serves
         return wrong[0] if wrong else self.per_cta[0]
 
     @property
     def mismatched_ctas(self) -> tuple[int, ...]:
         if self.per_cta is None or self.declared is None:
             return ()
-        return tuple(r for r, b in enumerate(self.per_cta) if b != self.declared)
+        return tuple(r for r, b in enumerate(self.per_cta) if b != self.expects(r))
 
     @property
     def status(self) -> str:
@@ -248,6 +257,7 @@ class _Collector:
         self._traces: dict[tuple[int, str], Trace] = {}
         self.unresolved: list[Unresolved] = []
         self.cluster = cluster_of(ir)
+        self.cga = cga_module(ir)
         self._by_op: dict[int, Member] = {}
 
     def run(self) -> BufferFacts:
@@ -471,10 +481,15 @@ class _Collector:
 
     def _copy_bytes(self, op: Operation, member: Member | None) -> int | None:
         """Bytes one copy delivers: its destination view as typed on the op (a split copy
-        writes a sub-view), else the destination slot."""
+        writes a sub-view), else the destination slot. In CGA form: one CTA's share of it."""
         for text in reversed(op.types):
             dst = parse_memdesc(text, self.ir.aliases)
             if dst is not None and dst.dtype != "i64" and dst.bytes is not None:
+                if self.cga is not None:
+                    try:
+                        return bytes_per_cta(text, self.ir.aliases, self.cga.num_ctas)
+                    except CgaUnknown:
+                        return None
                 return dst.bytes
         return member.slot_bytes if member is not None else None
 
@@ -503,7 +518,7 @@ class _Collector:
         its block (nested regions included), up to the next expect on that slot or a wait on it
         (the wait ends the phase the expect armed), and count the bytes each CTA receives."""
         by_copy = {id(c.op): c for c in copies}
-        counter = Counter(self.tracer.values, self.cluster)
+        counter = Counter(self.tracer.values, self.cluster, self.cga)
         covered: set[int] = set()
         checks: list[ExpectCheck] = []
         for op in self.ops:
@@ -524,7 +539,7 @@ class _Collector:
                 tally = counter.tally(op, deliveries, blockers)
             covered.update(id(c.op) for c in found)
             checks.append(ExpectCheck(op, op.line, barrier, _int_literal(op), tuple(found), self._parts(op),
-                                      tally.per_cta, tally.reason))
+                                      tally.per_cta, tally.reason, tally.expected))
         return checks, covered
 
     def _window(self, expect: Operation, key: tuple, by_copy: dict[int, TmaCopy], counter: Counter):

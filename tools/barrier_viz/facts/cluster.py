@@ -8,7 +8,7 @@ Two ways to write a cluster kernel reach TTGIR:
   with `shli`/`ori`). Such values can be computed for each rank.
 * Triton's CGA form (`"ttg.num-ctas" = N > 1`) writes one program for the whole cluster with
   distributed layouts: tensor and buffer types are cluster-wide, so per-CTA byte counts are not
-  the types' sizes. That form is not modelled here (`Cluster.cga` says so).
+  the types' sizes. `Cluster.cga` says so; `cga.py` gives each CTA's share from the layouts.
 
 `RankEvaluator` computes an i1/i32/i64 value for a given rank by following the arithmetic the IR
 writes (constants, `nvg.cluster_id`, the `arith` integer ops, `select`, casts); anything else

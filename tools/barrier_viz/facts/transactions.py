@@ -15,6 +15,12 @@ barrier, not only TMA loads:
 * remote copies (`ttg.async_remote_shmem_copy %src, rank %r, %dst barrier %bar`): the bytes of
   the source land in CTA `r`, on its barrier at `%bar`'s offset.
 
+In Triton's CGA form (`ttg.num-ctas` > 1, one cluster-wide program) the types are the cluster's:
+`cga.py` gives each CTA's share of a copy, the CTA whose copy of the barrier it completes on (a
+barrier with broadcast bits is one mbarrier per group, in the group's leader, which expects the
+declared bytes once per CTA of the group), multicast and CLC targets; the tally is then per
+barrier copy: received against `declared * group size` in each leader, 0 elsewhere.
+
 In a TLX-style cluster (one per-CTA program, `nvg.cluster_id` for the rank) every CTA runs the same
 window of ops after the expect, so CTA `d` receives, from each rank `s`, the bytes of each op of
 that window that rank `s` executes and that targets `d`. Ranks, masks and branch conditions are
@@ -29,6 +35,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..ir.model import Operation
+from ..ir.types import parse_memdesc
+from . import cga
 from .cluster import RANK_OPS, Cluster, RankEvaluator
 from .values import OpResult, ValueIndex, captured_operand
 
@@ -72,20 +80,29 @@ class Tally:
 
     per_cta: tuple[int, ...] | None
     reason: str | None
+    # What each CTA's copy of the barrier expects, when that is not the declared bytes in every
+    # CTA (CGA form: a broadcast group's leader expects them once per CTA of the group).
+    expected: tuple[int, ...] | None = None
 
 
 class Counter:
     """Counts the bytes of an expect's window for every CTA of the cluster."""
 
-    def __init__(self, values: ValueIndex, cluster: Cluster):
+    def __init__(self, values: ValueIndex, cluster: Cluster, cga_module: "cga.CgaModule | None" = None):
         self.values = values
         self.cluster = cluster
+        self.cga = cga_module
         self.ranks = RankEvaluator(values)
 
     def tally(self, expect: Operation, deliveries: list[Delivery], blockers: list[str]) -> Tally:
         """`blockers`: ops of the window that touch the barrier in a way that is not counted."""
         if blockers:
             return Tally(None, "; ".join(blockers))
+        if self.cluster.cga and self.cga is not None:
+            try:
+                return self._cga_tally(expect, deliveries)
+            except cga.CgaUnknown as e:
+                return Tally(None, f"cluster-wide (CGA) IR with ttg.num-ctas = {self.cluster.num_ctas}: {e}")
         if any(d.bytes is None for d in deliveries):
             bad = next(d for d in deliveries if d.bytes is None)
             return Tally(None, f"the bytes of {bad.op.name} at line {bad.op.line} are not known from its types")
@@ -107,6 +124,48 @@ class Counter:
                     if 0 <= t < n:
                         got[t] += d.bytes or 0
         return Tally(tuple(got), None)
+
+    def _cga_tally(self, expect: Operation, deliveries: list[Delivery]) -> Tally:
+        """Per barrier copy of a CGA-form module: bytes received against what it expects."""
+        m = self.cga
+        assert m is not None
+        declared = next((int(t) for t in expect.literals if t.lstrip("-").isdigit()), None)
+        if declared is None:
+            raise cga.CgaUnknown(f"the bytes of barrier_expect at line {expect.line} are not a literal")
+        n = m.num_ctas
+        armed = cga.expect_bytes_at_home(declared, self._operand_type(expect, 0), m)
+        got = [0] * n
+        for d in deliveries:
+            spec = TX_OPS.get(d.op.name)
+            if spec is None or d.op.name == "ttng.async_clc_try_cancel":
+                raise cga.CgaUnknown(f"{d.op.name} at line {d.op.line} is not modelled in CGA form")
+            bar_type = self._operand_type(d.op, spec[0])
+            for s in range(n):
+                runs = self.executes(d.op, expect, s)
+                if runs is None:
+                    raise cga.CgaUnknown(f"whether CTA {s} runs {d.op.name} at line {d.op.line} is not computable")
+                if not runs:
+                    continue
+                per = (cga.tma_barrier_bytes(d.op, bar_type, m, s, self._operand_type(d.op, spec[1], barrier=False))
+                       if d.op.name in cga.TMA_LOAD_OPS
+                       else cga.clc_barrier_bytes(d.op, bar_type, m, s))
+                for t, b in per.items():
+                    got[t] += b
+        expected = tuple(armed.get(c, 0) for c in range(n))
+        return Tally(tuple(got), None, expected)
+
+    def _operand_type(self, op: Operation, index: int, barrier: bool = True) -> str | None:
+        """The type of positional operand `index` (its definition's), else the op's written
+        barrier type (or, for data, its result type)."""
+        pos = op.positional
+        if index < len(pos):
+            defn = self.values.lookup(pos[index], op)
+            t = getattr(defn, "type", None)
+            if t:
+                return t
+        if not barrier:
+            return op.result_types[0] if op.result_types else None
+        return next((t for t in op.types if parse_memdesc(t) is not None and "xi64" in t), None)
 
     def executes(self, op: Operation, expect: Operation, rank: int) -> bool | None:
         """Does rank `rank` execute `op` (its predicate and the `scf.if`s between it and the
