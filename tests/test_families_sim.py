@@ -29,8 +29,13 @@ MODEL_WAS_WRONG = {
     "tlx/matmul_kernel_tlx_ws__BM256_BN128_BK64_NS3_NMG2_ES0_NC2_UWB0_w4s1_cga2x1x1.ttgir": "completed",
     # Paired 2-CTA MMA: the even CTA issues the MMA and commit, which arrive in both CTAs.
     "tlx/grouped_matmul_tlx_kernel__BSM128_BSN256_BSK64_NSB3_NTB2_ES2_NC2_w4s1.ttgir": "completed",
-    # Triton's cluster-wide (CGA) form (ttg.num-ctas = 2): types are the cluster's; not run.
-    "gluon/_matmul_kernel__BM128_BN256_BK64_st6_cga1_nctas2.ttgir": "not_simulated",
+    # Triton's cluster-wide (CGA) form (ttg.num-ctas = 2 / 4): barriers and bytes per CTA copy from
+    # the layouts (facts/cga.py): broadcast barriers live in the group leader, two-CTA MMAs and
+    # commits are the even CTA's, CLC is CTA 0's multicast.
+    "gluon/_matmul_kernel__BM128_BN256_BK64_st6_cga1_nctas2.ttgir": "completed",
+    "gluon/_matmul_kernel__BM128_BN256_BK64_st4_cga2_nctas4.ttgir": "completed",
+    "gluon/mma_scaled_warp_specialized_kernel__ex04_mxfp4_BM256_BN256_nctas2.ttgir": "completed",
+    "gluon/mma_scaled_warp_specialized_kernel__ex04_mxfp8_BM256_BN256_nctas2.ttgir": "completed",
 }
 
 

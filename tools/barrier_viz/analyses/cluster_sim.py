@@ -66,9 +66,6 @@ def unsupported(cluster: Cluster, function: Operation) -> str:
     """Why this cluster kernel is not run ("" when it is)."""
     if cluster.size <= 1:
         return ""
-    if cluster.cga:
-        return (f"cluster-wide (CGA) IR with ttg.num-ctas = {cluster.num_ctas}: its types are the cluster's and a "
-                "CTA's share of each copy is not computed, so its barrier program is not run")
     if cluster.size > MAX_CTAS:
         return f"a cluster of {cluster.size} CTAs (the interpreter runs clusters of up to {MAX_CTAS})"
     for op in function.walk():
@@ -101,7 +98,8 @@ def coordinates(cluster: Cluster, rank: int) -> tuple[int, int, int]:
 
 
 def program_id(m: "Machine", value: int, axis: int, rank: int) -> int:
-    """Program id along `axis` of CTA `rank`: its cluster's first id plus its coordinate."""
+    """Program id along `axis` of CTA `rank`: its cluster's first id plus its coordinate (in
+    CGA form a program is the whole cluster: every CTA has the cluster's id)."""
     d = m.cluster.dims[axis] if m.cluster.size > 1 and not m.cluster.cga else 1
     return (value // d) * d + coordinates(m.cluster, rank)[axis] if d > 1 else value
 
@@ -314,7 +312,11 @@ def cluster_races(function: Operation, params, trips: int, deadline=None) -> lis
     from .explore import race_findings, races_of
     from .schedule import run
 
-    if cluster_for(function).size <= 1:
+    cluster = cluster_for(function)
+    if cluster.size <= 1 or cluster.cga:
+        # CGA form: a split barrier has one copy per CTA group and a leader-issued multicast
+        # (CLC) is ordered only after its own group's releases; whether the lowering orders the
+        # other groups' reads some other way is not settled here, so no race verdicts.
         return []
     result = run(function, replace(params, track_races=True), "favorable", stop_trips=trips, deadline=deadline)
     m = result.machine
@@ -339,3 +341,73 @@ def _crosses(m: "Machine", race) -> bool:
     a, b = _cta_of(m, race.first.thread), _cta_of(m, race.second.thread)
     home = _storage_cta(race.first.region.storage)
     return a != b or home != a or home != b
+
+
+# -- Triton's cluster-wide (CGA) form ----------------------------------------------------------------
+# One program for the whole cluster, with cluster-wide types; what each CTA's copy of a barrier
+# receives follows the layouts (facts/cga.py, from the fork's lowering): a barrier with
+# broadcast bits lives in its group's leader, which initialises it for the group and alone waits
+# on it; the others' expects and arrives land on the leader's copy; TMA loads complete each CTA's
+# share; paired MMAs and commits are issued by the even CTA and arrive where their descs say.
+def cga_for(function: Operation):
+    """The CGA module of `function` (None outside CGA form or without layouts to read)."""
+    from ..facts.cga import cga_module_of
+
+    module = next((a for a in function.ancestors() if a.name == "builtin.module"), None)
+    return cga_module_of(module) if module is not None else None
+
+
+def _cga_call(fn, *args):
+    """Run a facts.cga query; what the layouts do not determine ends the run as a stated limit."""
+    from ..facts.cga import CgaUnknown
+    from .machine import SimulationError
+
+    try:
+        return fn(*args)
+    except CgaUnknown as exc:
+        raise SimulationError(f"CGA form: {exc}") from None
+
+
+def cga_init(m: "Machine", op: Operation, cta: int, count: int) -> int | None:
+    """The count CTA `cta`'s copy is initialised with (None: this CTA holds no copy)."""
+    from ..facts import cga
+
+    t = cga.barrier_type_of(op)
+    if not _cga_call(cga.waits_on, t, m.cga, cta):
+        return None
+    return _cga_call(cga.init_count, count, t, m.cga)
+
+
+def cga_waits(m: "Machine", op: Operation, cta: int) -> bool:
+    from ..facts import cga
+
+    return _cga_call(cga.waits_on, cga.barrier_type_of(op), m.cga, cta)
+
+
+def cga_arrival_home(m: "Machine", op: Operation, cta: int) -> int:
+    from ..facts import cga
+
+    return _cga_call(cga.arrival_home, cga.barrier_type_of(op), m.cga, cta)
+
+
+def cga_expect_bytes(m: "Machine", op: Operation, declared: int) -> int:
+    """What the leader's copy expects for `barrier_expect %b, declared`: the group's shares."""
+    from ..facts import cga
+
+    home = _cga_call(cga.barrier_home, cga.barrier_type_of(op), m.cga.aliases, m.cga.num_ctas)
+    return declared * home.group_size()
+
+
+def cga_tx(m: "Machine", op: Operation, cta: int) -> dict[int, int]:
+    """Bytes a TMA load / CLC try-cancel of CTA `cta` completes on each CTA's barrier copy."""
+    from ..facts import cga
+
+    return _cga_call(cga.tx_bytes_by_cta, op, m.cga, cta)
+
+
+def cga_commit(m: "Machine", op: Operation, cta: int, barrier_type: str | None = None) -> frozenset[int]:
+    """CTAs whose barrier copy an MMA's barrier list or a commit of CTA `cta` arrives on (empty:
+    this CTA does not issue it)."""
+    from ..facts import cga
+
+    return _cga_call(cga.commit_arrivals, op, m.cga, cta, barrier_type)

@@ -47,6 +47,14 @@ make every backward edge a *return edge* into the next iteration; renderings dra
 Same-partition edges are kept and marked `self_loop` (ir-semantics 7.4: they order asynchronous
 work of one partition, or nothing at all when every arrive is synchronous).
 
+**Clusters.** In a CTA cluster (`facts.cluster`) an arrival may land in another CTA's copy of the
+barrier: an arrive through `map_to_remote_buffer` (those uses are unresolved in the barrier facts
+and are added here, on the barrier of the source view), a multicast TMA load, the commit of a
+paired 2-CTA MMA, a remote copy, a CLC multicast. Nodes stay partitions (every CTA runs the same
+partitions), and each edge lists, per arrive line that can leave the issuing CTA, which CTAs it
+reaches (`cta_targets`, the one answer the rules and the interpreter share); `crosses_ctas` is
+true when some issuing CTA reaches another CTA's barrier, None when that is not computable.
+
 Not done: the "TMEM token back-edge not loop-carried" check of the skill. In final IR tokens do not
 cross partitions, and in pre-partition IR deciding that a token *should* be carried needs the
 channel the compiler would create; no sound rule was found, so nothing is flagged.
@@ -59,7 +67,9 @@ from typing import Iterable, Iterator
 
 from ..analysis import ARRIVE_ROLES, WAIT_ROLES
 from ..facts.barriers import Barrier, BarrierKind, BarrierUse, Mechanism, Role
+from ..facts.barriers import remote_uses
 from ..facts.buffers import Member
+from ..facts.cluster import Cluster, RankEvaluator, ReachKind, cluster_of, cta_targets
 from ..facts.roles import assign_roles
 from ..ir.model import Operation
 from ..ir.vocab import LOOP_OPS
@@ -138,6 +148,21 @@ class GraphEdge:
     self_loop: bool
     return_edge: bool
     dst_task_mismatch: bool = False
+    crosses_ctas: bool | None = False
+    ctas: tuple["CtaHop", ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CtaHop:
+    """One arrive line of an edge whose arrival can land outside the issuing CTA."""
+
+    line: int
+    op: str
+    reach: str  # facts.cluster.ReachKind value
+    text: str  # CtaTargets.describe()
+    issuers: tuple[int, ...]
+    targets: tuple[tuple[int, ...] | None, ...]  # per rank (empty for non-issuers); None: not computable
+    crosses: bool | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +183,7 @@ class DependencyGraph:
     unmatched: tuple[Unmatched, ...]
     persistent: bool
     ranks: dict[str, int] = field(default_factory=dict, compare=False)
+    cluster: Cluster = field(default_factory=lambda: Cluster(1, (1, 1, 1)), compare=False)
 
     def forward(self) -> list[GraphEdge]:
         return [e for e in self.edges if e.direction == "forward"]
@@ -187,6 +213,12 @@ class _Builder:
         self._sym_failed = False
         self._access: dict[tuple[int, str], list[tuple[str, str]]] | None = None
         self._members: dict[str, Member] = {}
+        self.cluster = cluster_of(analysis.sel.ir)
+        self._remote: dict[str, list[BarrierUse]] = {}
+        if self.cluster.size > 1:
+            for r in remote_uses(analysis.barriers, analysis.tracer, analysis.partitions):
+                self._remote.setdefault(r.barrier.id, []).append(r.use)
+        self._ranks = RankEvaluator(analysis.values)
 
     # -- top level --------------------------------------------------------------------------
     def run(self) -> DependencyGraph:
@@ -205,7 +237,8 @@ class _Builder:
                          order.get(e.source_node, 0), order.get(e.target_node, 0), e.self_loop,
                          min(e.arrive_lines + e.wait_lines, default=0), e.barrier, e.channel or "")
         unmatched.sort(key=lambda u: (order.get(u.partition, 0), min(u.lines, default=0), u.barrier))
-        return DependencyGraph(tuple(nodes), tuple(sorted(raw, key=key)), tuple(unmatched), persistent, ranks)
+        return DependencyGraph(tuple(nodes), tuple(sorted(raw, key=key)), tuple(unmatched), persistent, ranks,
+                               self.cluster)
 
     def _persistent(self) -> bool:
         """A partition (or, without partitions, the function) that runs a loop nest: an outer
@@ -228,6 +261,7 @@ class _Builder:
     # -- channels ---------------------------------------------------------------------------
     def _channels(self, b: Barrier) -> list[_Channel]:
         arrives = [u for u in b.uses if u.role in ARRIVES]
+        arrives += sorted((u for u in self._remote.get(b.id, ()) if u.role in ARRIVES), key=lambda u: (u.line, u.op.column))
         waits = [u for u in b.uses if u.role in WAITS]
         split = _SPLIT.get(b.kind)
         if split is None:
@@ -267,6 +301,8 @@ class _Builder:
         direction, source, note = self._direction(ch, arrives, waits, mechs)
         data, data_source = self._data(ch, arrives, waits, direction)
         agent = next((_AGENT[Mechanism(m)] for m in mechs if Mechanism(m) in _AGENT), None)
+        hops = self._cta_hops(arrives)
+        crosses = False if not hops else (None if any(h.crosses is None for h in hops) else any(h.crosses for h in hops))
         return GraphEdge(
             source_node=src,
             target_node=dst,
@@ -287,7 +323,25 @@ class _Builder:
             self_loop=src == dst,
             return_edge=persistent and direction == "backward",
             dst_task_mismatch=self._dst_task_mismatch(ch, waits),
+            crosses_ctas=crosses,
+            ctas=hops,
         )
+
+    def _cta_hops(self, arrives: list[BarrierUse]) -> tuple[CtaHop, ...]:
+        """The arrive lines whose arrival can leave the issuing CTA, with where it lands."""
+        if self.cluster.size <= 1:
+            return ()
+        out: dict[tuple[int, str], CtaHop] = {}
+        for u in arrives:
+            t = cta_targets(u.op, u.operand, self.cluster, self.a.values, self._ranks, (u.predicate, u.op_predicate))
+            if t.reach.kind is ReachKind.OWN or (u.line, u.op.name) in out:
+                continue
+            issuers = tuple(s for s, on in enumerate(t.issues) if on)
+            targets = tuple((tuple(sorted(x)) if x is not None else None) if t.issues[s] else ()
+                            for s, x in enumerate(t.targets))
+            out[(u.line, u.op.name)] = CtaHop(u.line, u.op.name, t.reach.kind.value, t.describe(), issuers, targets,
+                                              t.crosses)
+        return tuple(sorted(out.values(), key=lambda h: (h.line, h.op)))
 
     # -- direction --------------------------------------------------------------------------
     def _direction(self, ch: _Channel, arrives: list[BarrierUse], waits: list[BarrierUse],

@@ -264,6 +264,7 @@ class Machine:
         self.deadline = None  # a budget.Deadline: the run stops once it has passed
         self.cluster = cluster_sim.cluster_for(function)  # the CTAs run together (analyses.cluster_sim)
         self.paired = cluster_sim.paired(function)  # 2-CTA (cta_group::2) tcgen05 MMAs and commits
+        self.cga = cluster_sim.cga_for(function) if self.cluster.cga else None  # facts.cga.CgaModule
         self.cluster_arrived: dict[int, int] = {}  # thread -> generation of its pending cluster arrive
         self._cluster_slot: BarrierSlot | None = None
         self.early: dict[tuple, list[tuple[int, str]]] = {}  # slot key -> remote uses before its init
@@ -570,6 +571,10 @@ def _h_view(m: Machine, op: Operation, env, who, it):
 def _h_init(m: Machine, op: Operation, env, who, it):
     ref = env.get(op.operands[0]) if op.operands else None
     count = int(op.literals[0]) if op.literals and op.literals[0].lstrip("-").isdigit() else 1
+    if isinstance(ref, Ref) and m.cga is not None:
+        count = cluster_sim.cga_init(m, op, ref.cta, count)
+        if count is None:
+            return  # a broadcast barrier: only its group's leader holds (and initialises) it
     if isinstance(ref, Ref):
         slot = m.slots[ref.key] = BarrierSlot(ref, count, count, init_line=op.line)
         m.barrier_allocs.add(ref.key[:2])
@@ -597,6 +602,8 @@ def _h_wait(m: Machine, op: Operation, env, who, it):
     pos = op.positional
     if len(pos) > 2 and not _truthy(env.get(pos[2])):
         return
+    if m.cga is not None and not cluster_sim.cga_waits(m, op, m.threads[who].cta):
+        return  # the wait on a broadcast barrier is predicated on its leader
     slot = _need_slot(m, op, env, pos[0])
     phase = env.get(pos[1]) if len(pos) > 1 else None
     if phase is None and op.literals:
@@ -616,6 +623,20 @@ def _h_arrive(m: Machine, op: Operation, env, who, it):
         return
     expect = op.name == "ttng.barrier_expect"
     amount = int(op.literals[0]) if op.literals and op.literals[0].isdigit() else (0 if expect else 1)
+    if m.cga is not None:
+        ref = env.get(pos[0])
+        home = cluster_sim.cga_arrival_home(m, op, m.threads[who].cta)
+        if isinstance(ref, Ref) and home != ref.cta:
+            # A non-leader's expect or arrive is one arrival on its group leader's copy.
+            slot = m.slots.get(ref.in_cta(home).key)
+            if slot is None:
+                m.early_use(ref.in_cta(home), op, who)
+                return
+            yield Step(op)
+            m.arrive(slot, 1, op.line, who, it=it)
+            return
+        if expect:
+            amount = cluster_sim.cga_expect_bytes(m, op, amount)
     slot = _need_slot(m, op, env, pos[0], who)
     if slot is None:
         return
@@ -636,6 +657,22 @@ def _h_tma_load(m: Machine, op: Operation, env, who, it):
         return
     if len(pos) > 3 and not _truthy(env.get(pos[3])):
         return
+    bar = env.get(pos[2])
+    if m.cga is not None and isinstance(bar, Ref):
+        # The CTA's share lands on its group's barrier copy (its own copy may not exist).
+        per_cta = cluster_sim.cga_tx(m, op, m.threads[who].cta)
+        if not per_cta:
+            return  # a multicast is issued by its group's first CTA
+        yield Step(op)
+        agent = m.agent(who, op)
+        m.access(op, env.get(pos[1]), "write", agent, it)
+        for home, nb in sorted(per_cta.items()):
+            target = m.slots.get(bar.in_cta(home).key)
+            if target is None:
+                m.early_use(bar.in_cta(home), op, who)
+            else:
+                m.complete_tx(target, nb, op.line, who, agent, it=it)
+        return
     slot = _need_slot(m, op, env, pos[2])
     nbytes = memdesc_bytes(op.types[-1] if op.types else None)
     if slot is None or nbytes is None:
@@ -652,6 +689,15 @@ def _h_mma(m: Machine, op: Operation, env, who, it):
     if len(pos) > pred_at and not _truthy(env.get(pos[pred_at])):
         return  # predicated off: no MMA, no arrivals
     ctas = cluster_sim.mma_targets(m, op, m.threads[who].cta)
+    if m.cga is not None:
+        from ..facts.cga import issues_commit
+
+        if not issues_commit(op, m.cga, m.threads[who].cta):
+            return  # a two-CTA MMA is issued by the even CTA of the pair only
+        has_barriers = bool(_bracketed_after(op, first_bar))
+        arrive_in = sorted(cluster_sim.cga_commit(m, op, m.threads[who].cta)) if has_barriers else []
+        # Its data: a two-CTA MMA reads and writes the pair's halves; its arrivals: `arrive_in`.
+        ctas = list(cluster_sim.pair_of(m.threads[who].cta)) if m.cga.two_ctas else [m.threads[who].cta]
     if ctas is None:
         return  # a paired MMA is issued by the even CTA of the pair only
     items = _bracketed_after(op, first_bar)
@@ -677,7 +723,7 @@ def _h_mma(m: Machine, op: Operation, env, who, it):
     for bar, pred in items:
         if pred is not None and not _truthy(env.get(pred)):
             continue
-        for slot in _slots_in(m, op, env, bar, ctas, who):
+        for slot in _slots_in(m, op, env, bar, arrive_in if m.cga is not None else ctas, who):
             m.arrive(slot, 1, op.line, who, agent, it=it)
 
 
@@ -760,7 +806,10 @@ def _h_clc_try_cancel(m: Machine, op: Operation, env, who, it):
     slot = _need_slot(m, op, env, bar)
     res = env.get(response)
     cta = m.threads[who].cta
-    if slot is None or not cluster_sim.issuing_ctas_clc(m, op, cta):
+    cga_tx = cluster_sim.cga_tx(m, op, cta) if m.cga is not None else None
+    if slot is None and cga_tx and isinstance(env.get(bar), Ref):
+        slot = m.slots.get(env.get(bar).in_cta(min(cga_tx)).key)
+    if slot is None or not cluster_sim.issuing_ctas_clc(m, op, cta) or cga_tx == {}:
         return
     yield Step(op)
     m.clc_issued[cta] = m.clc_issued.get(cta, 0) + 1
@@ -768,7 +817,7 @@ def _h_clc_try_cancel(m: Machine, op: Operation, env, who, it):
     answer = m.params.num_programs * n + m.params.program_id if n < CLC_TILES else -1
     agent = m.agent(who, op)
     # A multicast request answers every CTA of the cluster: a response and 16 bytes each.
-    for k in cluster_sim.clc_targets(m, op, cta):
+    for k in (sorted(cga_tx) if cga_tx else cluster_sim.clc_targets(m, op, cta)):
         if isinstance(res, Ref):
             m.clc_answers[res.in_cta(k).key] = answer
             m.access(op, res.in_cta(k), "write", agent, it)
@@ -855,6 +904,8 @@ def _h_commit(m: Machine, op: Operation, env, who, it):
     if len(pos) > 1 and not _truthy(env.get(pos[1])):
         return
     ctas = cluster_sim.mma_targets(m, op, m.threads[who].cta)
+    if m.cga is not None:
+        ctas = sorted(cluster_sim.cga_commit(m, op, m.threads[who].cta)) or None
     if ctas is None:
         return  # in a paired (2-CTA) module the even CTA of the pair commits for both
     slots = _slots_in(m, op, env, pos[0], ctas, who)

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from pydantic import ConfigDict, Field
 
-from ..facts.barriers import Barrier, BarrierFacts, BarrierKind, BarrierUse, Role, collect_barriers
+from ..facts.barriers import Barrier, BarrierFacts, BarrierKind, BarrierUse, Role, collect_barriers, remote_uses
 from ..facts.partitions import PartitionMap, module_warps
 from ..facts.trace import Tracer
 from ..render.console import print_lines
@@ -116,16 +116,26 @@ def barrier_facts(sel: Selection) -> BarrierFacts:
 def barriers_document(sel: Selection, *, warnings: list[str] | None = None) -> BarriersDoc:
     ops = list(sel.operations())
     partitions = PartitionMap(ops, module_warps(ops))
-    facts = collect_barriers(ops, Tracer(sel.ir), partitions)
+    tracer = Tracer(sel.ir)
+    facts = collect_barriers(ops, tracer, partitions)
+    # A use through `map_to_remote_buffer` is a peer CTA's copy: say whose (facts.barriers.remote_uses).
+    remote = {(r.use.line, r.use.operand): r for r in remote_uses(facts, tracer, partitions)}
     return BarriersDoc(
         input=InputRef(**sel.input_ref()),
         barriers=[_barrier_info(b, partitions) for b in facts.barriers],
         unresolved=[
-            UnresolvedInfo(op=u.op.name, line=u.line, operand=u.operand, role=u.role.value, reason=u.reason)
+            UnresolvedInfo(op=u.op.name, line=u.line, operand=u.operand, role=u.role.value,
+                           reason=_remote_reason(remote[(u.line, u.operand)]) if (u.line, u.operand) in remote else u.reason)
             for u in facts.unresolved
         ],
         warnings=warnings or [],
     )
+
+
+def _remote_reason(r) -> str:
+    rank = r.view.operands[1] if len(r.view.operands) > 1 else "?"
+    return (f"{r.use.operand} is {r.barrier.id} in the CTA {rank} names (ttng.map_to_remote_buffer at line "
+            f"{r.view.line}): a cross-CTA use, shown by `partitions` and `graph`, not counted as this CTA's own")
 
 
 def region_of(line: int, partitions: PartitionMap) -> str | None:

@@ -147,6 +147,12 @@ def _partitions(doc: dict[str, Any]) -> list[str]:
         rows.append(f"{p['name']} | {p.get('role') or '?'} | {cell} | {warps} | {tasks} | {span}")
     if not rows:
         rows.append("no warp_specialize regions, async_task_id or ttg.partition in this unit")
+    c = doc.get("cluster") or {}
+    if (c.get("ctas") or 1) > 1 or c.get("form") == "cga":
+        shape = "x".join(str(d) for d in c.get("dims") or []) if c.get("form") != "cga" else f"num-ctas {c.get('num_ctas')}"
+        rows.append(f"cluster: {c['ctas']} CTAs {c.get('form')} ({shape}){', paired MMA' if c.get('paired_mma') else ''}"
+                    + (f", rank at {_lines(c.get('rank_lines') or [])}" if c.get("rank_lines") else "")
+                    + f", {len(c.get('cross_cta_ops') or [])} barrier op(s) reach other CTAs (graph rows: cross-CTA)")
     return rows
 
 
@@ -158,6 +164,9 @@ def _graph(doc: dict[str, Any]) -> list[str]:
         tag = "F" if e.get("direction") == "forward" else "B"
         flags = [f for f, on in (("self-loop", e.get("self_loop")), ("next-iter", e.get("return_edge")),
                                   ("task-mismatch", e.get("dst_task_mismatch"))) if on]
+        if e.get("crosses_ctas") is not False and e.get("ctas"):
+            flags.append("cross-CTA" + ("?" if e.get("crosses_ctas") is None else "") + " "
+                         + "; ".join(f"{h['line']} {h['text']}" for h in e["ctas"]))
         slots = f" x{e['slots']}" if e.get("slots") and e["slots"] > 1 else ""
         arr, wait = e.get("lines", {}).get("arrive", []), e.get("lines", {}).get("wait", [])
         rows.append(f"{tag} {e['from']} -> {e['to']} | {e.get('mechanism') or '?'} | {e.get('barrier')}{slots} | "

@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field
 from ..analyses.graph import DependencyGraph, GraphEdge, build_graph
 from ..analysis import Analysis
 from ..schemas import InputRef, _Model
+from .cluster_info import ClusterModel, cluster_model
 from ..session import Selection
 
 
@@ -39,6 +40,16 @@ class EdgeLines(_Model):
     wait: list[int]
 
 
+class CtaHopModel(_Model):
+    line: int
+    op: str
+    reach: str = Field(description="remote | multicast | pair | cluster | layout")
+    text: str = Field(description="which CTAs it reaches, in words")
+    issuers: list[int]
+    targets: list[list[int] | None] = Field(description="per rank: CTAs reached ([] for non-issuers, null: unknown)")
+    crosses: bool | None
+
+
 class GraphEdgeModel(_Model):
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
     from_: str = Field(alias="from", description="arriving partition")
@@ -59,6 +70,9 @@ class GraphEdgeModel(_Model):
     self_loop: bool
     return_edge: bool = Field(description="backward edge of a persistent kernel: feeds the next iteration")
     dst_task_mismatch: bool = False
+    crosses_ctas: bool | None = Field(False, description="in a cluster: some arrival of the edge lands in another "
+                                                          "CTA's barrier (null: not computable from the IR)")
+    ctas: list[CtaHopModel] = Field(default_factory=list, description="arrive lines that can leave the issuing CTA")
 
 
 class UnmatchedModel(_Model):
@@ -77,15 +91,19 @@ class GraphDoc(_Model):
     nodes: list[GraphNodeModel]
     edges: list[GraphEdgeModel]
     unmatched: list[UnmatchedModel]
+    cluster: ClusterModel = Field(default_factory=ClusterModel, description="the CTA cluster (as in `partitions`)")
     warnings: list[str] = []
 
 
 def graph_document(sel: Selection, *, warnings: list[str] | None = None) -> GraphDoc:
-    return document_from_graph(sel.input_ref(), build_graph(Analysis(sel)), warnings=warnings)
+    a = Analysis(sel)
+    return document_from_graph(sel.input_ref(), build_graph(a), warnings=warnings, cluster=cluster_model(a))
 
 
-def document_from_graph(input_ref: dict, g: DependencyGraph, *, warnings: list[str] | None = None) -> GraphDoc:
+def document_from_graph(input_ref: dict, g: DependencyGraph, *, warnings: list[str] | None = None,
+                        cluster: ClusterModel | None = None) -> GraphDoc:
     return GraphDoc(
+        cluster=cluster or ClusterModel(),
         input=InputRef(**input_ref),
         persistent=g.persistent,
         nodes=[GraphNodeModel(id=n.id, label=n.label, task_id=n.task_id, warps=n.warps, type=n.type,
@@ -105,7 +123,10 @@ def _edge(e: GraphEdge) -> GraphEdgeModel:
               for d in e.data],
         data_source=e.data_source, direction=e.direction, source=e.direction_source, source_note=e.direction_note,
         lines=EdgeLines(arrive=list(e.arrive_lines), wait=list(e.wait_lines)), self_loop=e.self_loop,
-        return_edge=e.return_edge, dst_task_mismatch=e.dst_task_mismatch,
+        return_edge=e.return_edge, dst_task_mismatch=e.dst_task_mismatch, crosses_ctas=e.crosses_ctas,
+        ctas=[CtaHopModel(line=h.line, op=h.op, reach=h.reach, text=h.text, issuers=list(h.issuers),
+                          targets=[list(t) if t is not None else None for t in h.targets], crosses=h.crosses)
+              for h in e.ctas],
     )
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Optional
 
 from pydantic import ConfigDict, Field
+
+from ..analysis import Analysis
+from .cluster_info import ClusterModel, cluster_lines, cluster_model
 from ..facts.partitions import PartitionMap, module_warps
 from ..facts.roles import PartitionRole, assign_roles
 from ..render.console import console, table as make_table
@@ -44,6 +47,8 @@ class PartitionsDoc(_Model):
         description="warp_specialize | nvws.warp_group (regions) | async_task_id | ttg.partition (task ids) | null"
     )
     partitions: list[PartitionInfo]
+    cluster: ClusterModel = Field(default_factory=ClusterModel,
+                                  description="the CTA cluster: shape, form, barrier ops that reach other CTAs")
     warnings: list[str] = []
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
@@ -72,7 +77,7 @@ def partitions_document(sel: Selection, *, warnings: list[str] | None = None) ->
             )
         )
     return PartitionsDoc(input=InputRef(**sel.input_ref()), derived_from=pm.derived_from, partitions=infos,
-                         warnings=warnings or [])
+                         cluster=cluster_model(Analysis(sel)), warnings=warnings or [])
 
 
 def short_op(name: str) -> str:
@@ -91,6 +96,7 @@ def render_partitions_text(doc: PartitionsDoc) -> None:
     fn = f" @{doc.input.function}" if doc.input.function else ""
     if not doc.partitions:
         out.print(f"{where}{fn}: no partitions (no warp_specialize regions, async_task_id or ttg.partition)")
+        _print_cluster(out, doc)
         return
     source = {"async_task_id": "task ids (async_task_id)", "ttg.partition": "task ids (ttg.partition)"}.get(
         doc.derived_from or "", doc.derived_from or ""
@@ -109,3 +115,9 @@ def render_partitions_text(doc: PartitionsDoc) -> None:
             f"{p.lines[0]}-{p.lines[1]}",
         )
     out.print(table)
+    _print_cluster(out, doc)
+
+
+def _print_cluster(out, doc: PartitionsDoc) -> None:
+    for line in cluster_lines(doc.cluster):
+        out.print(line, markup=False, highlight=False)

@@ -21,7 +21,7 @@ facts. Two steps:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Callable, Iterable
 
@@ -710,6 +710,45 @@ def _slot_count(d: _Draft) -> int | None:
 
 
 
+# -- uses of a peer CTA's copy ------------------------------------------------------------------
+REMOTE_VIEW = "ttng.map_to_remote_buffer"
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteUse:
+    """A use of (a slot of) `map_to_remote_buffer %bar, %rank`: barrier `%bar` of the CTA the rank
+    names. Such uses stay `Unresolved` in `BarrierFacts` (the rules that count a CTA's own
+    arrivals must not count them as local); the graph and the cluster summary show them, with
+    the slot of the source view, as arrivals that cross CTAs (`facts.cluster.cta_reach`)."""
+
+    barrier: Barrier
+    use: BarrierUse
+    view: Operation = field(compare=False, repr=False)
+
+
+def remote_uses(facts: BarrierFacts, tracer: Tracer, partitions: PartitionMap | None = None) -> tuple[RemoteUse, ...]:
+    """Every unresolved barrier use whose operand is a remote view of a barrier in scope."""
+    args = {(b.name, b.line): b for b in facts.barriers if b.alloc is None}
+    out: list[RemoteUse] = []
+    for u in facts.unresolved:
+        reads = [r for r in barrier_operands(u.op) if r.operand == u.operand and r.role is u.role]
+        trace = tracer.trace(u.operand, u.op)
+        view = trace.stop_op
+        if not reads or view is None or view.name != REMOTE_VIEW or not view.operands:
+            continue
+        src = tracer.trace(view.operands[0], view)
+        if not src.resolved:
+            continue
+        barrier = facts.by_alloc(src.root) if src.root is not None else (
+            args.get((src.root_arg.name, src.root_arg.line)) if src.root_arg is not None else None)
+        if barrier is None:
+            continue
+        # indices are listed from the use back: those after the view, then the source's
+        combined = replace(src, indices=trace.indices + src.indices)
+        out.append(RemoteUse(barrier, _use(reads[0], combined, tracer.values, partitions), view))
+    return tuple(out)
+
+
 __all__ = [
     "Alias",
     "Barrier",
@@ -721,6 +760,7 @@ __all__ = [
     "Mechanism",
     "Role",
     "SlotRef",
+    "RemoteUse",
     "Unresolved",
     "barrier_operands",
     "collect_barriers",
@@ -728,4 +768,5 @@ __all__ = [
     "is_barrier_type",
     "memdesc_bytes",
     "parse_memdesc",
+    "remote_uses",
 ]

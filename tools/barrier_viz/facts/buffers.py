@@ -26,7 +26,7 @@ from .cga import CgaUnknown, bytes_per_cta, cga_module
 from .cluster import cluster_of
 from .partitions import PartitionMap, module_warps
 from .trace import VIEW_OPS, Trace, Tracer
-from .transactions import NO_TX, REMOTE_COPY, REMOTE_VIEW, TX_OPS, Counter, Delivery, Tally, multicast_mask, \
+from .transactions import NO_TX, REMOTE_COPY, REMOTE_VIEW, TX_OPS, Counter, Delivery, Tally, \
     remote_copy_operands
 from .values import OpResult
 
@@ -586,18 +586,10 @@ class _Collector:
                 pos = op.positional
                 member = self._lookup_member(pos[data_at], op, self._by_op) if data_at < len(pos) else None
                 nbytes = self._copy_bytes(op, member)
-            mask = multicast_mask(op)
-            if mask is not None:
-                return Delivery(op, nbytes, counter.mask(mask, op))
-            if op.name == "ttng.async_clc_try_cancel":
-                return Delivery(op, nbytes, counter.whole_cluster(), counter.first_x)
-            if op.name == "ttng.clc_try_cancel" and op.attr("multicast") is True:
-                return Delivery(op, nbytes, counter.whole_cluster())
-            return Delivery(op, nbytes, counter.own())
+            return Delivery(op, nbytes, *counter.reached(op, op.positional[bar_at]))
         rc = remote_copy_operands(op)
         if rc is not None and k == len(op.positional) - 1 and remote is None:
-            src, rank, _ = rc
-            return Delivery(op, memdesc_bytes(op.types[0] if op.types else None), counter.rank(rank, op))
+            return Delivery(op, memdesc_bytes(op.types[0] if op.types else None), *counter.reached(op, rc[2]))
         return None
 
     def _slot_of(self, value: str, at: Operation) -> tuple[tuple, tuple[str, Operation] | None] | None:

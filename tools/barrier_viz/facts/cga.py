@@ -303,24 +303,24 @@ class CgaModule:
 
 def cga_module(ir: ParsedIR) -> CgaModule | None:
     """None unless the module is in CGA form (`ttg.num-ctas` > 1)."""
-    num, two, seen_two = 1, False, None
-    for top in ir.operations:
-        if top.name != "builtin.module":
-            continue
-        n = top.attr("ttg.num-ctas")
-        if isinstance(n, int) and not isinstance(n, bool):
-            num = n
-        t = top.attr("ttng.two-ctas")
-        if isinstance(t, bool):
-            seen_two = t
-        if top.attr("tlx.enable_paired_cta_mma") is True:
-            two = True
+    modules = [top for top in ir.operations if top.name == "builtin.module"]
+    return cga_module_of(modules[-1], ir.aliases) if modules else None
+
+
+def cga_module_of(module: Operation, aliases: dict[str, str] | None = None) -> CgaModule | None:
+    """`cga_module` of one module op (aliases: the unit's, which the parser keeps on the op)."""
+    n = module.attr("ttg.num-ctas")
+    num = n if isinstance(n, int) and not isinstance(n, bool) else 1
     if num <= 1:
         return None
-    if seen_two is None:
+    t = module.attr("ttng.two-ctas")
+    two = module.attr("tlx.enable_paired_cta_mma") is True
+    if isinstance(t, bool):
+        two = two or t
+    else:
         # make_llir's check_matmul_two_cta sets the module flag from the MMAs' `two_ctas`.
-        seen_two = any(op.name in MMA_OPS and op.attr("two_ctas") is True for op in ir.walk())
-    return CgaModule(num, two or seen_two, ir.aliases)
+        two = two or any(op.name in MMA_OPS and op.attr("two_ctas") is True for op in module.walk())
+    return CgaModule(num, two, aliases if aliases is not None else (module.aliases or {}))
 
 
 def multicast_group(broadcast_bits: int, cta: int, num_ctas: int) -> frozenset[int]:

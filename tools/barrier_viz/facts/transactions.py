@@ -23,7 +23,8 @@ barrier copy: received against `declared * group size` in each leader, 0 elsewhe
 
 In a TLX-style cluster (one per-CTA program, `nvg.cluster_id` for the rank) every CTA runs the same
 window of ops after the expect, so CTA `d` receives, from each rank `s`, the bytes of each op of
-that window that rank `s` executes and that targets `d`. Ranks, masks and branch conditions are
+that window that rank `s` executes and that targets `d` (which CTAs an op targets is
+`cluster.cta_reach`, shared with the graph). Ranks, masks and branch conditions are
 computed per rank (`cluster.RankEvaluator`); when one cannot be, or when an op of the window
 touches the barrier in a way not listed here, the expect is *not checked* and the reason says why
 (a stated limit, never a verdict).
@@ -37,7 +38,7 @@ from typing import Callable
 from ..ir.model import Operation
 from ..ir.types import parse_memdesc
 from . import cga
-from .cluster import RANK_OPS, Cluster, RankEvaluator
+from .cluster import RANK_OPS, Cluster, RankEvaluator, cta_reach, multicast_mask  # noqa: F401 (re-exported)
 from .values import OpResult, ValueIndex, captured_operand
 
 CLC_RESPONSE_BYTES = 16
@@ -212,37 +213,17 @@ class Counter:
         return budget <= 0
 
     # -- targets --------------------------------------------------------------------------------
-    def own(self) -> Callable[[int], frozenset[int] | None]:
-        return lambda s: frozenset({s})
+    def reached(self, op: Operation, barrier: str) -> tuple[Callable[[int], frozenset[int] | None],
+                                                             Callable[[int], bool]]:
+        """(targets, issues) of `op` on its barrier operand, per issuing rank: the one answer of
+        `cluster.cta_reach`, its rank or mask operand evaluated with `RankEvaluator`."""
+        reach = cta_reach(op, barrier, self.cluster, self.values)
 
-    def first_x(self, s: int) -> bool:
-        """Is rank `s` the first CTA along x of its cluster row (`%cluster_ctaid.x == 0`)?"""
-        return s % self.cluster.dims[0] == 0
-
-    def whole_cluster(self) -> Callable[[int], frozenset[int] | None]:
-        return lambda s: frozenset(range(self.cluster.size))
-
-    def mask(self, name: str, at: Operation) -> Callable[[int], frozenset[int] | None]:
         def targets(s: int) -> frozenset[int] | None:
-            m = self.ranks.value(name, at, s)
-            if m is None:
-                return None
-            return frozenset(k for k in range(self.cluster.size) if (m >> k) & 1)
-        return targets
+            value = self.ranks.value(reach.value, reach.at, s) if reach.value and reach.at is not None else None
+            return reach.targets(s, self.cluster, value)
 
-    def rank(self, name: str, at: Operation) -> Callable[[int], frozenset[int] | None]:
-        def targets(s: int) -> frozenset[int] | None:
-            r = self.ranks.value(name, at, s)
-            return None if r is None else frozenset({r})
-        return targets
-
-
-def multicast_mask(op: Operation) -> str | None:
-    """The CTA mask operand of a multicast TMA load (`..., %bar, %pred, %mask {multicast}`)."""
-    if op.name != "ttng.async_tma_copy_global_to_local":
-        return None
-    pos = op.positional
-    return pos[4] if len(pos) > 4 else None
+        return targets, lambda s: reach.issues(s, self.cluster)
 
 
 def remote_copy_operands(op: Operation) -> tuple[str, str, str] | None:

@@ -107,6 +107,9 @@ class Operation:
     end_byte: int = 0
     block: Block | None = field(default=None, repr=False)
     _attr_cache: dict[str, Any] | None = None
+    # Top-level `builtin.module` ops only: the unit's `#alias = ...` definitions, so that an
+    # analysis holding just an op (the interpreter) can read layouts (CGA layouts of types).
+    aliases: dict[str, str] | None = field(default=None, repr=False)
 
     # -- navigation -------------------------------------------------------------------------
     @property

@@ -270,6 +270,9 @@ class _Structurer:
             line, col = (atoms[0][2], atoms[0][3]) if atoms else (1, 1)
             raise IRSyntaxError("no IR operations found", line, col)
         result = ParsedIR(self.top.operations, self.aliases, self.diagnostics)
+        for top in result.operations:
+            if top.name == "builtin.module":
+                top.aliases = self.aliases
         self._resolve_locations(result)
         return result
 

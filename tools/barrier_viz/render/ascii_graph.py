@@ -27,6 +27,13 @@ def render_ascii(doc: "GraphDoc") -> str:
     selfs = sum(1 for e in doc.edges if e.self_loop)
     out.append(f"{where}: {len(doc.nodes)} node(s), {len(doc.edges)} edge(s): {len(fwd)} forward, "
                f"{len(bwd)} backward ({selfs} self-loop(s)){'; persistent kernel' if doc.persistent else ''}")
+    if doc.cluster.ctas > 1 or doc.cluster.form == "cga":
+        crossing = sum(1 for e in doc.edges if e.crosses_ctas)
+        unknown = sum(1 for e in doc.edges if e.crosses_ctas is None)
+        form = {"per-cta": "TLX per-CTA program", "cga": "Triton CGA program"}.get(doc.cluster.form, doc.cluster.form)
+        out.append(f"Cluster of {doc.cluster.ctas} CTAs ({form}): every CTA runs these partitions; "
+                   f"{crossing} edge(s) cross CTAs" + (f", {unknown} not computable" if unknown else "")
+                   + " (marked [cross-CTA], with the CTAs each arrive line reaches)")
     out += ["", "  Forward barriers (producer -> consumer: data ready):", ""]
     out += _block(fwd, labels, backward=False) or ["  (none)", ""]
     title = "  Backward barriers (consumer -> producer: slot free again; next-iteration dependencies"
@@ -61,7 +68,9 @@ def _block(edges: list["GraphEdgeModel"], labels: dict[str, str], *, backward: b
             out += _annotation(e)
         out.append("      v")
         target = _node(first.to, labels)
-        if first.self_loop:
+        if first.self_loop and any(e.crosses_ctas for e in group):
+            target += "  [same partition, arrivals from other CTAs of the cluster]"
+        elif first.self_loop:
             target += "  [self-loop: same partition]"
         elif backward and first.return_edge:
             target += ", next iteration  [return edge]"
@@ -81,12 +90,13 @@ def _annotation(e: "GraphEdgeModel") -> list[str]:
         flags.append("self-loop")
     if e.dst_task_mismatch:
         flags.append("dstTask names neither end")
+    cross = {True: "  [cross-CTA]", None: "  [cross-CTA?]"}.get(e.crosses_ctas, "")
     return [
-        f"{_PIPE} {e.mechanism}{via}  ({e.barrier_name}{slots})",
+        f"{_PIPE} {e.mechanism}{via}  ({e.barrier_name}{slots}){cross}",
         f"{_PIPE}     data: {data}  [{e.data_source}]",
         f"{_PIPE}     {', '.join(flags)} (by {e.source}: {e.source_note})",
         f"{_PIPE}     arrive line(s) {_list(e.lines.arrive)} -> wait line(s) {_list(e.lines.wait)}",
-    ]
+    ] + [f"{_PIPE}     CTAs: line {h.line} {h.op.split('.', 1)[-1]} {h.text}" for h in e.ctas]
 
 
 def _node(node_id: str, labels: dict[str, str]) -> str:

@@ -1,6 +1,7 @@
 """Graphviz DOT rendering of the dependency graph (feed it to `dot -Tsvg`).
 
-Forward edges are solid and shape the ranks; backward edges are dashed, red and `constraint=false`
+Forward edges are solid and shape the ranks; an edge whose arrivals cross CTAs of a cluster is drawn
+twice as thick, its label listing the CTAs each arrive line reaches; backward edges are dashed, red and `constraint=false`
 so they are drawn as return edges against the pipeline instead of pulling producers below their
 consumers. A forward edge that points up the pipeline (to a node whose rank is not below its
 source's, e.g. softmax handing P back to the MMA) is drawn solid but does not constrain ranks
@@ -49,7 +50,10 @@ def _attrs(e: "GraphEdgeModel", upstream: bool) -> str:
     data = ", ".join(f"{d.name} [{d.shape}]" for d in e.data) or "(no buffer found)"
     flags = e.direction + (", return edge" if e.return_edge else "") + (", self-loop" if e.self_loop else "")
     label = f"{e.mechanism}\n{e.barrier_name}\n{data}\n{flags} ({e.source})\narrive {_list(e.lines.arrive)} -> wait {_list(e.lines.wait)}"
+    label += "".join(f"\nCTAs: line {h.line} {h.text}" for h in e.ctas)
     attrs = [f"label={quote(label)}"]
+    if e.crosses_ctas is not False:
+        attrs.append("penwidth=2")
     if e.direction == "backward":
         attrs += ["style=dashed", "color=firebrick", "fontcolor=firebrick", "constraint=false"]
     else:

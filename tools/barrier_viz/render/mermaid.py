@@ -2,7 +2,8 @@
 
 Node ids are `n0`, `n1`, ... in partition order (Mermaid ids cannot hold `/` or `.`), labels carry
 the partition name and role. Forward edges are solid arrows, backward edges dotted (`-.->`), the
-return edges of a persistent loop. Label text is entity-escaped (`#quot;`, `#lt;`, ...) because
+return edges of a persistent loop; a forward edge whose arrivals cross CTAs of a cluster is thick
+(`==>`) and its label says which CTAs each arrive line reaches. Label text is entity-escaped (`#quot;`, `#lt;`, ...) because
 Mermaid has no backslash escapes inside quoted labels.
 """
 
@@ -30,6 +31,8 @@ def render_mermaid(doc: "GraphDoc") -> str:
     for e in doc.edges:
         data = ", ".join(d.name for d in e.data) or "?"
         label = f"{e.mechanism}: {data} ({e.direction}{', return' if e.return_edge else ''})"
-        arrow = "-.->" if e.direction == "backward" else "-->"
+        if e.crosses_ctas is not False:
+            label += "; cross-CTA: " + "; ".join(f"{h.line} {h.text}" for h in e.ctas)
+        arrow = "-.->" if e.direction == "backward" else ("==>" if e.crosses_ctas else "-->")
         out.append(f'  {ids[e.from_]} {arrow}|"{escape(label)}"| {ids[e.to]}')
     return "\n".join(out) + "\n"
