@@ -273,3 +273,30 @@ def test_recipe_edits():
     assert inserted.split("\n")[2] == "    wait(e)"
     with pytest.raises(SystemExit):
         recipe.apply_edits(src + "    arrive(b)\n", [{"delete": "arrive(b)"}])
+
+
+def test_recipe_lifts_a_kernel_nested_in_a_test_function():
+    """The CLC fixes' kernels are defined inside their unit tests: the recipe lifts the kernel
+    (decorator and body, dedented) into a module holding only the test file's imports."""
+    recipe = _recipe()
+    src = ("import triton\nimport triton.language as tl\nTABLE = [x * 2 for x in range(3)]\n\n\n"
+           "def test_k(device):\n\n    @triton.jit\n    def kern(x_ptr, N: tl.constexpr):\n"
+           "        tl.store(x_ptr, N)\n\n    kern[(1, )](None, N=4)\n")
+    lifted = recipe.lift_nested(src, "test_k", "kern")
+    assert lifted.split("\n")[:2] == ["import triton", "import triton.language as tl"]
+    assert "TABLE" not in lifted and "def test_k" not in lifted
+    assert "@triton.jit\ndef kern(x_ptr, N: tl.constexpr):\n    tl.store(x_ptr, N)\n" in lifted
+    with pytest.raises(SystemExit):
+        recipe.lift_nested(src, "test_k", "other")
+
+
+@pytest.mark.parametrize("case, line, op", [
+    # the wait on the remote view of CTA 0's bar_empty (51dd02098 taken back out)
+    ("regression.tlx_clc_multi_cta_remote_wait.51dd02098.buggy", 41, "ttng.wait_barrier %tile_id_4,"),
+    # the consumer's arrive on CTA 0's bar_empty no longer skipped on tile -1 (798274bbb)
+    ("regression.tlx_clc_multi_cta_exit.798274bbb.buggy", 70, "ttng.arrive_barrier %tile_id_4, 1, %true "),
+])
+def test_clc_cases_hold_the_operation_their_notes_name(case, line, op):
+    text = gzip.decompress((CASES / case / "input.ttgir.gz").read_bytes()).decode()
+    assert text.split("\n")[line - 1].strip().startswith(op)
+    assert '"ttg.cluster-dim-x" = 2' in text and "ttng.async_clc_try_cancel" in text

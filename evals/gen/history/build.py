@@ -117,6 +117,8 @@ def build(args: argparse.Namespace) -> None:
                 }
                 if case["spec"].get("ctas_per_cga"):
                     source["ctas_per_cga"] = case["spec"]["ctas_per_cga"]
+                if case["spec"].get("nested_in"):
+                    source["nested_in"] = case["spec"]["nested_in"]
                 if side.get("edits"):
                     source["edits"] = side["edits"]
                 for key in ("ir_delete", "ir_replace"):

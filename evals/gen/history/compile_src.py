@@ -10,7 +10,9 @@ SPEC.json: {"signature": {arg: type}, "constexprs": {name: value}, "num_warps": 
 "edits": [...] (optional, see `apply_edits`), "knobs": {"nvidia.use_meta_ws": true} (optional),
 "options": {...} (extra compile options, e.g. maxRegAutoWS), "divisible": [arg, ...] (optional:
 arguments the launcher would specialize as multiples of 16, i.e. aligned pointers and strides),
-"language": "gluon" (optional: a Gluon kernel, compiled from its own AST source)}.
+"language": "gluon" (optional: a Gluon kernel, compiled from its own AST source), "nested_in":
+TEST_FUNCTION (optional: the kernel is defined inside that function of a test file, see
+`lift_nested`)}.
 
 The source is read with `git show COMMIT:PATH` (nothing of the fork is kept in this project);
 it is written to a fixed scratch path so that the IR's `loc(...)` file names, and hence the
@@ -22,6 +24,7 @@ stand-in driver answer those calls (the kernels themselves never touch them at c
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import json
 import subprocess
@@ -168,6 +171,29 @@ def apply_edits(text: str, edits: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def lift_nested(text: str, outer: str, kernel: str) -> str:
+    """A unit test defines its kernel inside the test function (which also launches it), and
+    the test file's module-level code (parameter tables over torch dtypes) cannot run against
+    the stand-in torch. The kernel's own lines, decorator included, are lifted dedented into a
+    module of their own that holds the test file's top-level imports and nothing else; the
+    kernel may only use those (the fix tests' kernels do)."""
+    tree = ast.parse(text)
+    outers = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == outer]
+    if len(outers) != 1:
+        raise SystemExit(f"nested_in: {len(outers)} module-level functions named {outer!r}, need 1")
+    inner = [n for n in ast.walk(outers[0]) if isinstance(n, ast.FunctionDef) and n.name == kernel]
+    if len(inner) != 1:
+        raise SystemExit(f"nested_in: {len(inner)} functions named {kernel!r} inside {outer!r}, need 1")
+    src = text.split("\n")
+    imports = ["\n".join(src[n.lineno - 1:n.end_lineno]) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    node = inner[0]
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    lines = src[first - 1:node.end_lineno]
+    pad = len(lines[0]) - len(lines[0].lstrip())
+    body = [ln[pad:] if ln[:pad].strip() == "" else ln for ln in lines]
+    return "\n".join(imports) + "\n\n\n" + "\n".join(body) + "\n"
+
+
 def source_text(git_dir: str, commit: str, path: str) -> str:
     return subprocess.run(["git", "--git-dir", git_dir, "show", f"{commit}:{path}"], check=True,
                           capture_output=True, text=True).stdout
@@ -227,6 +253,8 @@ def main() -> None:
     args = ap.parse_args()
     spec = json.loads(Path(args.spec).read_text() if Path(args.spec).is_file() else args.spec)
     text = apply_edits(source_text(args.git_dir, args.commit, args.path), spec.get("edits") or [])
+    if spec.get("nested_in"):
+        text = lift_nested(text, spec["nested_in"], args.kernel)
     src = SCRATCH / args.tag.replace("^", "_parent").replace("/", "_") / Path(args.path).name
     src.parent.mkdir(parents=True, exist_ok=True)
     src.write_text(text)
