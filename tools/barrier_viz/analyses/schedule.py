@@ -298,6 +298,11 @@ def find_deadlock(function: Operation, params: Params | None = None, policies: I
     return None, runs
 
 
+def _ran_empty(machine: Machine, function: Operation) -> bool:
+    """Did some loop holding barrier operations finish without running an iteration?"""
+    return any(machine.loop_exits.get(i, 0) and not machine.loop_trips.get(i, 0) for i in _barrier_loops(function))
+
+
 def covered_summary(result: RunResult, function: Operation, trips: int) -> dict:
     """What a run covered (for a run stopped by a bound): how many barrier loops reached `trips`
     iterations (or finished twice) and how many slots waited on in loops wrapped twice."""
@@ -337,20 +342,27 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
     deadline = as_deadline(deadline)
     base = base or Params()
     chosen = base
+    degenerate: Params | None = None  # the first launch that hung with a barrier loop run empty
     for value in INT_ARG_CANDIDATES:
         if deadline.passed():
-            return chosen
+            return degenerate or chosen
         params = replace(base, int_args=value, arg_values=())
         result = run(function, params, "favorable", stop_trips=min_trips, deadline=deadline)
         chosen = params
         if result.deadlocked and result.machine is not None and unequal_work(result.machine, _blocked(result.machine)):
             continue  # a launch where one CTA of a cluster runs out of work first tests nothing: larger
+        if result.deadlocked and result.machine is not None and _ran_empty(result.machine, function):
+            # A hang at a launch where a barrier loop runs no iteration (a sequence shorter than
+            # one block) is that input's: the input points name it. The main launch is one where
+            # the loops have work; if none does, this hang is the verdict after all.
+            degenerate = degenerate or params
+            continue
         if result.outcome != "completed" or coverage_ok(result, function, min_trips):
             if result.outcome not in ("completed", "covered"):
                 return chosen  # deadlock, bound or not simulated: nothing to refine
             break
     else:
-        return chosen
+        return degenerate or chosen
     body = function.regions[0].blocks[0] if function.regions and function.regions[0].blocks else None
     int_positions = [i for i, a in enumerate(body.arguments if body else []) if a.type and a.type.startswith("i")
                      and a.type[1:].isdigit()]
