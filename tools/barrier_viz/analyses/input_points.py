@@ -101,6 +101,9 @@ class PointResult:
     findings: list = field(default_factory=list)
     launch: str = "boundary"  # "boundary" (searched) or "user"
     obs: Observation | None = field(default=None, repr=False)
+    # Every boundary of this point is a loop that runs no iteration because of the sizes alone
+    # (no program id or count in its trip count): no program of the launch has a tile of work.
+    no_work: bool = False
 
     def assignment(self, full: bool = False) -> str:
         parts = [f"{self.names[pos]}={v}" for pos, v in self.point.args
@@ -484,7 +487,9 @@ def explore_inputs(analysis, params: Params, base_steps: int, *, fixed: set[tupl
         result = run(fn, p, "favorable", deadline=deadline)
         budget -= result.steps
         findings = classify(result) if result.deadlocked and classify is not None else []
-        pr = PointResult(point, reasons, result.outcome, result.steps, names, shown, obs=obs)
+        pr = PointResult(point, reasons, result.outcome, result.steps, names, shown, obs=obs,
+                         no_work=bool(ts) and all(t.want == "zero" for t in ts)
+                         and not any(k in ("pid", "nprog") for k, _ in shown))
         pr.findings = [name_input(f, pr) for f in findings]
         out.points.append(pr)
     return out
@@ -503,6 +508,18 @@ def name_input(f, pr: PointResult):
     """Say which input produces the finding, and keep the launch in its evidence."""
     what = pr.reasons[0] if pr.reasons else "at this launch"
     f.message = f"Hangs when {what}: {pr.assignment()}. {f.message}"
+    if pr.no_work:
+        # Sizes smaller than one tile: no program of the launch has work, which hosts exclude
+        # (a grid of cdiv(size, BLOCK) programs, shape asserts) and the IR cannot say. The hang
+        # is real at that launch, so it is said, but as a warning: at launches with work the
+        # kernel was simulated on its own.
+        from .findings import Severity
+
+        f.severity = Severity.warning
+        f.message += (" Only at sizes with no tile of work for any program (the loop's trip count depends on the "
+                      "sizes alone): check that the host never launches them, or guard the peeled iteration.")
     f.evidence["input"] = {"args": {pr.names[p]: v for p, v in pr.point.args}, "pids": list(pr.point.pids),
                            "grid": list(pr.point.grid), "reasons": pr.reasons}
+    if pr.no_work:
+        f.evidence["input"]["no_work"] = True
     return f
