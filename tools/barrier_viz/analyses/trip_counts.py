@@ -140,7 +140,51 @@ def build_model(function: Operation, barrier_ops: set[int], header: str = "") ->
             a.flag = True
     for s in b.sites:
         s.barrier = s.barrier or any(c.barrier for c in _descendants(s))
+    blocks = _block_multiples([s for s in b.sites if s.kind in ("for", "while") and s.barrier])
+    for a in args:
+        if a.position in blocks and not a.flag:
+            a.divisibility = _lcm(a.divisibility, blocks[a.position])
     return InputModel(function, args, b.roots, b.sites, b.pid_axes, b.nprog_axes)
+
+
+_FLOOR_DIVS = {"arith.divsi": lambda c: c, "arith.divui": lambda c: c,
+               "arith.shrsi": lambda c: 1 << c, "arith.shrui": lambda c: 1 << c}
+
+
+def _block_multiples(loops: list[Site]) -> dict[int, int]:
+    """Arguments a barrier loop's trip count floor-divides by a constant block (`N_CTX / 64`,
+    `K >> 6`), by position. A kernel that sizes its loop as `N // BLOCK` (not the ceil-division
+    `(N + BLOCK - 1) // BLOCK`) drops a partial block: it is written for N a multiple of BLOCK
+    (the hosts say so: `assert N_CTX % BLOCK == 0`), so a launch with a remainder, or with N below
+    one block, is one the kernel does not take. Taking N as a multiple of the block keeps the
+    simulated launches, and the input points, among those the kernel was written for; a
+    ceil-divided size keeps its ragged and empty launches."""
+    out: dict[int, int] = {}
+    seen: set[int] = set()
+
+    def walk(node: Node) -> None:
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        if node.kind == "op" and node.op is not None and node.op.name in _FLOOR_DIVS and len(node.args) == 2:
+            x, c = node.args
+            shift = node.op.name.startswith("arith.shr")
+            if x.kind == "arg" and c.kind == "const" and isinstance(c.value, int) \
+                    and (0 < c.value < 31 if shift else 1 < c.value <= 1 << 20):
+                out[x.index] = _lcm(out.get(x.index, 1), _FLOOR_DIVS[node.op.name](c.value))
+        for a in node.args:
+            if isinstance(a, Node):
+                walk(a)
+
+    for site in loops:
+        for n in (site.lb, site.ub, site.step):
+            walk(n)
+    return out
+
+
+def _lcm(a: int, b: int) -> int:
+    from math import gcd
+    return a * b // gcd(a, b)
 
 
 def _descendants(site: Site):

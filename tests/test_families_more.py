@@ -1,0 +1,114 @@
+"""Rules changed for kernels of the issue-11 families beyond the shared corpus
+(`evals/gen/families_more.py` compiles them; nothing of them is kept here).
+
+Each test runs `check` on a hand-written minimal reproduction of the shape the compiled tutorial
+has (`fixtures/families_more/`), with the kernel engineer's reason in the docstring, and on the
+edit of it that is really wrong, which must still be found.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from barrier_viz.analyses.verdicts import check
+from barrier_viz.analysis import Analysis
+from barrier_viz.session import select
+
+FIX = Path(__file__).parent / "fixtures" / "families_more"
+TURN = FIX / "pingpong_turn_token.ttgir"
+PEEL = FIX / "peeled_step_block_multiple.ttgir"
+
+
+def _findings(path: Path, simulate: bool = True):
+    return check(Analysis(select(str(path), None, None, require_function=True)), simulate=simulate).findings
+
+
+def _errors(path: Path, simulate: bool = True) -> list[str]:
+    return sorted(f.kind for f in _findings(path, simulate) if f.severity.value == "error")
+
+
+def _n_ctx_multiple(path: Path) -> int:
+    from barrier_viz.analyses.input_points import model_of
+
+    model = model_of(Analysis(select(str(path), None, None, require_function=True)))
+    return next(a.divisibility for a in model.args if a.name == "N_CTX")
+
+
+def _edit(src: Path, tmp_path: Path, *pairs: tuple[str, str]) -> Path:
+    text = src.read_text()
+    for old, new in pairs:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    out = tmp_path / src.name
+    out.write_text(text)
+    return out
+
+
+# -- a turn token between two consumer warpgroups (TLX hopper-persistent-gemm-ws-pingpong) --------
+def test_turn_token_with_constant_opposite_parities_is_the_protocol():
+    """TLX's ping-pong GEMM without named barriers (USE_NAMED_BARRIER=False) hands the tensor
+    cores between its two consumer warpgroups with one count-1 barrier: consumer 0 waits parity
+    1, consumer 1 parity 0, each arrives after its wait. Each arrival flips the parity, so the
+    parity says whose turn it is; neither side can arrive twice in a row, so it never laps. The
+    constant parities are the protocol, not a lost flip: no `phase.constant_in_loop`."""
+    assert _errors(TURN) == []
+
+
+def test_turn_token_with_equal_parities_is_still_a_constant_phase(tmp_path):
+    """Both sides polling parity 1: after the first hand-over both pass whenever an even number
+    of turns completed, so the two consumers run together (and then hang)."""
+    path = _edit(TURN, tmp_path, ("ttng.wait_barrier %bar, %c0, %true_0", "ttng.wait_barrier %bar, %c1, %true_0"))
+    assert "phase.constant_in_loop" in _errors(path, simulate=False)
+
+
+def test_turn_token_that_one_side_never_hands_back_is_still_a_constant_phase(tmp_path):
+    """Consumer 1 waits its turn but never arrives: no hand-over, consumer 0 waits forever for a
+    parity that cannot come back; the static rule and the simulation both say so."""
+    text = TURN.read_text()
+    i = text.index("partition1(")
+    body = text[i:]
+    body = body.replace("        ttng.arrive_barrier %bar, 1 : !ttg.memdesc<1xi64, #shared1, #smem, mutable>\n", "", 1)
+    path = tmp_path / TURN.name
+    path.write_text(text[:i] + body)
+    errors = _errors(path)
+    assert "phase.constant_in_loop" in errors
+    assert any(k.startswith("deadlock.") for k in errors)
+
+
+# -- a trip count N // BLOCK: N is a multiple of the block (TLX blackwell FA backward) -------------
+def test_floor_divided_trip_count_takes_whole_blocks():
+    """TLX's FA backward (`blackwell_fa_ws_pipelined_persistent.py`, `_attn_bwd_ws`) computes
+    `num_steps = N_CTX // BLOCK_M1`; its MMA partition peels the first step before its loop and
+    the host asserts `N_CTX % 128 == 0`. A floor-divided size drops a partial block, so the
+    kernel is written for N_CTX a multiple of 64 (and at least one block): N_CTX = 16, where
+    num_steps = 0 and the peeled wait has no producer, is not a launch of this kernel. No verdict;
+    the main simulation and the input points run whole blocks (N_CTX = 64 is the boundary)."""
+    assert _n_ctx_multiple(PEEL) == 64
+    found = _findings(PEEL)
+    assert [f.kind for f in found if f.severity.value == "error"] == []
+    assert not any("N_CTX=16" in f.message for f in found)
+
+
+def test_a_kernel_that_needs_two_blocks_still_hangs_at_one(tmp_path):
+    """The block rule keeps the smallest whole launch: a consumer that peels two steps before
+    its loop hangs at N_CTX = 64 (one step), and that launch is still simulated and named."""
+    second = ("      ttng.arrive_barrier %d, 1 : !ttg.memdesc<1xi64, #shared1, #smem, mutable>\n"
+              "      scf.for %j = %c1 to %arg2 step %c1  : i32 {")
+    path = _edit(PEEL, tmp_path, (second, second.replace(
+        "      scf.for %j = %c1",
+        "      ttng.wait_barrier %r, %c1, %true_0 : !ttg.memdesc<1xi64, #shared1, #smem, mutable>\n"
+        "      ttng.arrive_barrier %d, 1 : !ttg.memdesc<1xi64, #shared1, #smem, mutable>\n"
+        "      scf.for %j = %c1").replace("%c1 to %arg2", "%c2 to %arg2")), ("%c1 = arith.constant 1 : i32\n      %true_0",
+                                                                         "%c1 = arith.constant 1 : i32\n      %c2 = arith.constant 2 : i32\n      %true_0"))
+    found = [f for f in _findings(path) if f.severity.value == "error"]
+    assert any(f.kind.startswith("deadlock.") and "N_CTX=64" in f.message for f in found), [f.message for f in found]
+
+
+def test_ceil_divided_trip_count_keeps_ragged_launches(tmp_path):
+    """`(N + 63) // 64` is a ceil-division: the kernel handles a partial block, so N_CTX = 16 is
+    a launch it takes (one step) and stays among the simulated ones; this one completes there."""
+    path = _edit(PEEL, tmp_path, ("%num_steps = arith.divsi %N_CTX, %c64_i32 : i32",
+                                  "%c63_i32 = arith.constant 63 : i32\n    %up = arith.addi %N_CTX, %c63_i32 : i32\n"
+                                  "    %num_steps = arith.divsi %up, %c64_i32 : i32"))
+    assert _n_ctx_multiple(path) == 16  # tt.divisibility only
+    assert _errors(path) == []
