@@ -95,11 +95,11 @@ def _tlx_fa_bwd(bm1, nc, es, uwb, stage, nbq):
         "num_warps": 8, "num_stages": 1, **({"ctas_per_cga": [nc, 1, 1]} if nc > 1 else {})}
 
 
-def _tlx_fa_pp(stage, kv, gsn, ropt, where, uwb, hd=128):
+def _tlx_fa_pp(stage, kv, gsn, ropt, where, uwb, hd=128, bm=256):
     """blackwell_fa_ws_pipelined_persistent.py _attn_fwd_ws (its `configs` list, pruned by
     prune_configs_by_hdim: NUM_BUFFERS_KV 6 for HEAD_DIM 64 else 3, GROUP_SIZE_N 4 for STAGE 3)."""
-    return {"signature": FA_SIG(128, 128, hd),
-            "constexprs": {"HEAD_DIM": hd, "BLOCK_M": 256, "BLOCK_N": 128, "STAGE": stage, "NUM_BUFFERS_Q": 1,
+    return {"signature": FA_SIG(bm // 2, 128, hd),
+            "constexprs": {"HEAD_DIM": hd, "BLOCK_M": bm, "BLOCK_N": 128, "STAGE": stage, "NUM_BUFFERS_Q": 1,
                            "NUM_BUFFERS_KV": kv, "NUM_BUFFERS_QK": 1, "NUM_MMA_GROUPS": 2, "NUM_MMA_SLICES": 2,
                            "GROUP_SIZE_N": gsn, "RESCALE_OPT": ropt, "USE_WHERE": where, "USE_WARP_BARRIER": uwb},
             "num_warps": 4, "num_stages": 1}
@@ -147,13 +147,16 @@ CONFIGS: list[dict] = [
           ((128, 2, 8, False, 3, 1), "configs_bwd_2cta[0] (2-CTA), causal"),
       ]],
     # ---------------------------------------------------------------- TLX, FA forward pipelined persistent (new kernel)
-    *[{"name": f"_attn_fwd_ws__pp_KV{c[1]}_GSN{c[2]}_ROPT{int(c[3])}_UW{int(c[4])}_UWB{int(c[5])}_hd{c[6]}_stage{c[0]}",
+    *[{"name": f"_attn_fwd_ws__pp_BM{c[7] if len(c) > 7 else 256}_KV{c[1]}_GSN{c[2]}_ROPT{int(c[3])}_UW{int(c[4])}"
+               f"_UWB{int(c[5])}_hd{c[6]}_stage{c[0]}",
        "family": "tlx", "compiler": "fbtriton", "path": TLX + "blackwell_fa_ws_pipelined_persistent.py",
        "kernel": "_attn_fwd_ws", "spec": _tlx_fa_pp(*c), "why": why}
       for c, why in [
           ((1, 3, 1, False, False, False, 128), "configs pruned for HEAD_DIM 128, STAGE 1 [0]"),
           ((3, 3, 4, True, True, True, 128), "configs pruned for HEAD_DIM 128, STAGE 3 [5]"),
           ((1, 6, 1, True, False, True, 64), "configs pruned for HEAD_DIM 64, STAGE 1 [3]"),
+          ((1, 3, 1, True, False, False, 128, 128), "test_blackwell_fa_ws_pipelined_persistent: BLOCK_M 128"),
+          ((3, 3, 1, True, True, False, 128, 128), "test_blackwell_fa_ws_pipelined_persistent: BLOCK_M 128, causal"),
       ]],
     # ---------------------------------------------------------------- TLX, Hopper persistent GEMM pingpong (new kernel)
     *[{"name": f"matmul_kernel_tlx_ws_persistent__pingpong_BM128_BN128_BK64_NS6_NB{int(nb)}",
@@ -184,24 +187,24 @@ CONFIGS: list[dict] = [
                 "constexprs": {"HEAD_DIM": hd, "BLOCK_M": 128, "BLOCK_N": 128, "FP8_OUTPUT": False,
                                "NUM_BUFFERS": nb, "NUM_MMA_WARPS": mw, "NUM_MMA_GROUPS": mg},
                 "num_warps": 4, "num_stages": 1, **HOPPER},
-       "why": "hopper_fa_ws configs, other head dim / buffers"}
-      for nb, mw, mg, hd in [(2, 8, 2, 64), (3, 4, 1, 128)]],
-    {"name": "_attn_fwd_ws_pipelined_pingpong__BM128_BN128_NB3_NMW8_NMG2_hd64", "family": "tlx",
+       "why": "hopper_fa_ws configs with three buffers (BLOCK_N <= HEAD_DIM: no head dim 64)"}
+      for nb, mw, mg, hd in [(3, 4, 1, 128), (3, 8, 2, 128)]],
+    {"name": "_attn_fwd_ws_pipelined_pingpong__BM128_BN128_NB3_NMW8_NMG2_hd128", "family": "tlx",
      "compiler": "fbtriton", "path": TLX + "hopper_fa_ws_pipelined_pingpong.py",
      "kernel": "_attn_fwd_ws_pipelined_pingpong",
-     "spec": {"signature": FA_SIG(64, 128, 64),
-              "constexprs": {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 128, "FP8_OUTPUT": False,
+     "spec": {"signature": FA_SIG(64, 128, 128),
+              "constexprs": {"HEAD_DIM": 128, "BLOCK_M": 128, "BLOCK_N": 128, "FP8_OUTPUT": False,
                              "NUM_BUFFERS": 3, "NUM_MMA_WARPS": 8, "NUM_MMA_GROUPS": 2},
               "num_warps": 4, "num_stages": 1, **HOPPER},
-     "why": "pingpong FA forward, head dim 64, three buffers"},
+     "why": "pingpong FA forward, three buffers (the kernel asserts BLOCK_N <= HEAD_DIM: no head dim 64)"},
     *[{"name": f"_attn_fwd_ws__bw_BM256_BN128_NBKV{kv}_NBQK{qk}_NMG2_hd{hd}",
        "family": "tlx", "compiler": "fbtriton", "path": TLX + "blackwell_fa_ws.py", "kernel": "_attn_fwd_ws",
        "spec": {"signature": FA_SIG(128, 128, hd),
                 "constexprs": {"HEAD_DIM": hd, "BLOCK_M": 256, "BLOCK_N": 128, "FP8_OUTPUT": False,
                                "NUM_BUFFERS_KV": kv, "NUM_BUFFERS_QK": qk, "NUM_MMA_GROUPS": 2},
                 "num_warps": 4, "num_stages": 1},
-       "why": "blackwell_fa_ws configs, other buffer counts / head dim"}
-      for kv, qk, hd in [(3, 1, 64), (2, 1, 128)]],
+       "why": "blackwell_fa_ws with other K/V buffer counts (BLOCK_N <= HEAD_DIM: no head dim 64)"}
+      for kv, qk, hd in [(2, 1, 128), (4, 1, 128)]],
     *[{"name": f"grouped_matmul_tlx_kernel__BSM{c[0]}_BSN{c[1]}_BSK{c[2]}_NSB{c[3]}_NTB{c[4]}_ES{c[5]}_NC{c[6]}",
        "family": "tlx", "compiler": "fbtriton", "path": TLX + "blackwell-grouped-gemm_test.py",
        "kernel": "grouped_matmul_tlx_kernel",
@@ -225,6 +228,16 @@ CONFIGS: list[dict] = [
                 "num_warps": 4, "num_stages": 1},
        "why": "CLC GEMM autotune list, other buffer counts"}
       for c in [(128, 256, 64, 4, 2, True), (128, 128, 64, 2, 3, True)]],
+    *[{"name": f"kernel_layernorm_multi_cta_ws__BSM{m}_BSN8192_rc2_w8_cga1x2x1",
+       "family": "tlx", "compiler": "fbtriton", "path": TLX + "blackwell_multi_cta_layernorm_ws_test.py",
+       "kernel": "kernel_layernorm_multi_cta_ws",
+       "spec": {"signature": {"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean_out": "*fp32",
+                              "Rstd_out": "*fp32", "row_stride": "i32", "M": "i32", "N": "i32", "eps": "fp32"},
+                "constexprs": {"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": 8192, "num_reduction_ctas": 2,
+                               "SHOULD_MASK_ROW": False, "SHOULD_MASK_COL": False},
+                "num_warps": 8, "num_stages": 3, "ctas_per_cga": [1, 2, 1]},
+       "why": "_ws_configs pruned for (M, N) = (1024, 16384): a 2-CTA cluster with a remote-store reduction"}
+      for m in (2, 4)],
     # ---------------------------------------------------------------- AutoWS
     *[{"name": f"_attn_fwd__06ws_BM{bm}_BN{bn}_w4s{s}_hd{hd}_stage{st}", "family": "autows", "compiler": "fbtriton",
        "path": "python/tutorials/06-fused-attention-ws.py", "kernel": "_attn_fwd",
@@ -233,8 +246,8 @@ CONFIGS: list[dict] = [
                                "warp_specialize": True, "IS_HOPPER": False},
                 "num_warps": 4, "num_stages": s, "knobs": {"nvidia.use_meta_ws": True},
                 "options": {"maxnreg": 168}},
-       "why": "06-fused-attention-ws autotune list, causal / head dim 64"}
-      for bm, bn, s, hd, st in [(128, 128, 3, 128, 3), (128, 64, 3, 64, 1), (64, 128, 4, 64, 3)]],
+       "why": "06-fused-attention-ws autotune list, head dim 64 / 2 stages (STAGE 3 does not compile with AutoWS)"}
+      for bm, bn, s, hd, st in [(128, 64, 3, 64, 1), (64, 64, 3, 64, 1), (128, 128, 2, 128, 1)]],
     *[{"name": f"addmm_kernel_tma_persistent_ws__BM{bm}_BN128_BK64_ES{es}_Acm{int(ac)}_Bcm{int(bc)}_DPF{dp}_gsr{int(g)}_w4s3",
        "family": "autows", "compiler": "fbtriton", "path": "python/test/unit/language/test_autows_addmm.py",
        "kernel": "addmm_kernel_tma_persistent_ws",
@@ -250,23 +263,35 @@ CONFIGS: list[dict] = [
        "why": "test_autows_addmm_tma_persistent parametrization"}
       for bm, es, ac, bc, dp, g in [(256, 2, True, True, 2, True), (128, 4, False, True, 1, False),
                                     (256, 1, True, False, 1, True), (128, 1, False, False, 1, True)]],
-    *[{"name": f"{k}__hb_blackwell_cfg{i}_BM1-128_BN1-128_ES4_w4s2_hd128", "family": "autows", "compiler": "fbtriton",
-       "path": "python/tutorials/fused-attention-ws-device-tma-hopper-or-blackwell.py", "kernel": k,
-       "spec": {"signature": {"desc_q": td("fp16", [128, 128]), "desc_k": td("fp16", [128, 128]),
-                              "desc_v": td("fp16", [128, 128]), "sm_scale": "fp32", "desc_do": td("fp16", [128, 128]),
-                              "desc_dq": td("fp32", [128, 32]), "desc_dk": td("fp16", [128, 32]),
-                              "desc_dv": td("fp16", [128, 32]), "M": "*fp32", "D": "*fp32", "stride_z": "i32",
-                              "stride_h": "i32", "stride_tok": "i32", "BATCH": "i32", "H": "i32", "N_CTX": "i32"},
-                "constexprs": {"stride_d": 1, "BLOCK_M1": 128, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 128,
-                               "BLK_SLICE_FACTOR": 2, "HEAD_DIM": 128, "dtype": {"eval": "tl.float16"},
-                               "warp_specialize": True, "EPILOGUE_SUBTILE": 4, "BWD_DOT_ATTRS": {"eval": attrs}},
-                "num_warps": 4, "num_stages": 2, "knobs": {"nvidia.use_meta_ws": True},
-                "options": {"maxRegAutoWS": 192}},
-       "why": why}
-      for k, i, attrs, why in [
-          ("_attn_bwd_persist", 1, "_BWD_DOT_ATTRS_SCHED", "configs_bwd_persist[1]: memory-planner heuristics"),
-          ("_attn_bwd", 0, "FrozenDotAttrs(None)", "configs_bwd[0]: the non-persistent AutoWS backward"),
-      ]],
+    # (configs_bwd_persist[1] and configs_bwd[0] of fused-attention-ws-device-tma-hopper-or-blackwell.py
+    # do not compile with fbtriton 3.7.4: "can't find tmem space"; not listed.)
+    *[{"name": f"matmul_kernel_tma__BSM128_BSN{bn}_BSK{bk}_w{w}s{st}_ws", "family": "autows", "compiler": "fbtriton",
+       "path": "python/tutorials/09-persistent-matmul.py", "kernel": "matmul_kernel_tma",
+       "spec": {"signature": {"a_desc": td("fp16", [128, bk]), "b_desc": td("fp16", [bn, bk]),
+                              "c_desc": td("fp16", [128, bn]), "M": "i32", "N": "i32", "K": "i32"},
+                "constexprs": {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8,
+                               "FP8_OUTPUT": False, "WARP_SPECIALIZE": True},
+                "num_warps": w, "num_stages": st, "env": {"TRITON_USE_META_WS": "1"}},
+       "why": "matmul_get_configs (tutorial 09), AutoWS through TRITON_USE_META_WS=1"}
+      for bn, bk, w, st in [(128, 128, 4, 3), (256, 64, 4, 4), (128, 64, 8, 2)]],
+    *[{"name": f"matmul_kernel_tma_persistent__BSM128_BSN{bn}_BSK{bk}_ES{int(es)}_w{w}s{st}_ws", "family": "autows",
+       "compiler": "fbtriton", "path": "python/tutorials/09-persistent-matmul.py", "kernel": "matmul_kernel_tma_persistent",
+       "spec": {"signature": {"a_desc": td("fp16", [128, bk]), "b_desc": td("fp16", [bn, bk]),
+                              "c_desc": td("fp16", [128, bn // 2 if es else bn]), "M": "i32", "N": "i32", "K": "i32"},
+                "constexprs": {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8,
+                               "FP8_OUTPUT": False, "EPILOGUE_SUBTILE": es, "NUM_SMS": 148, "WARP_SPECIALIZE": True},
+                "num_warps": w, "num_stages": st, "env": {"TRITON_USE_META_WS": "1"}},
+       "why": "matmul_tma_persistent_get_configs (tutorial 09), AutoWS through TRITON_USE_META_WS=1"}
+      for bn, bk, es, w, st in [(256, 64, True, 4, 3), (128, 128, False, 4, 3), (128, 64, True, 8, 4)]],
+    *[{"name": f"matmul_kernel_descriptor_persistent__blackwell_BSM128_BSN{bn}_BSK64_ES{int(es)}_w4s{st}_ws",
+       "family": "autows", "compiler": "fbtriton", "path": "python/tutorials/09-persistent-matmul.py",
+       "kernel": "matmul_kernel_descriptor_persistent",
+       "spec": {"signature": {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
+                "constexprs": {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
+                               "EPILOGUE_SUBTILE": es, "NUM_SMS": 148, "WARP_SPECIALIZE": True, "FLATTEN": False},
+                "num_warps": 4, "num_stages": st, "env": {"TRITON_USE_META_WS": "1"}},
+       "why": "tutorial 09 device-descriptor persistent GEMM on Blackwell (the shared file is Hopper)"}
+      for bn, es, st in [(256, True, 3), (128, False, 4)]],
     # ---------------------------------------------------------------- Gluon (upstream triton 3.9, nightly sources)
     *[{"name": f"matmul_warp_specialized_kernel__08_BM128_BN256_BK64_nb{nb}_sub4_{sched_name}",
        "family": "gluon", "compiler": "triton39", "path": "python/tutorials/gluon/08-warp-specialization.py",
@@ -280,6 +305,8 @@ CONFIGS: list[dict] = [
                                     (3, "grouped1", "t7.GroupedPersistentTileScheduler(1)"),
                                     (4, "grouped8", "t7.GroupedPersistentTileScheduler(8)"),
                                     (3, "persistent", "t7.PersistentTileScheduler")]],
+    # (03-matmul-multicta.py at the nightly calls tcgen05_mma_barrier_count(smems, multicast), whose
+    # triton 3.9.0 form also takes two_ctas and counts commits differently: not compiled here.)
     *[{"name": f"elementwise_add_warp_specialized_kernel__08_X32_Y64_lb{nb}_sb{nb}_w{w}",
        "family": "gluon", "compiler": "triton39", "path": "python/tutorials/gluon/08-warp-specialization.py",
        "kernel": "elementwise_add_warp_specialized_kernel",
@@ -290,23 +317,8 @@ CONFIGS: list[dict] = [
                 "num_warps": w, "options": {"maxnreg": 128}},
        "why": "test_elementwise_add_warp_specialized parametrization"}
       for nb, w in [(1, 4), (2, 8)]],
-    *[{"name": f"attention_kernel__01_hd{hd}_causal{int(st == 3)}_{dt}_G{g}_SE{se}_KV{kv}_T{int(ts)}",
-       "family": "gluon", "compiler": "triton39", "path": "python/examples/gluon/01-attention-forward.py",
-       "kernel": "attention_kernel",
-       "spec": {"signature": {"sm_scale": "fp32", "M": "*fp32", "Z": "i32", "H": "i32", "N_CTX": "i32",
-                              "desc_q": gd(dt, [128, hd]), "desc_k": gd(dt, [128, hd]), "desc_v": gd(dt, [128, hd]),
-                              "desc_o": gd(dt, [128, hd])},
-                "constexprs": {"BLOCK_M": 256, "BLOCK_N": 128, "HEAD_DIM": hd, "GROUP_SIZE_N": g, "NUM_SMS": 148,
-                               "STAGE": st, "SPLIT_EXP_FACTOR": se, "dtype": {"eval": gdt}, "num_warps": 4,
-                               "use_tmem_red": False, "NUM_KV_BUFFERS": kv, "USE_EXP2_TURNSTILE": ts},
-                "num_warps": 4, "options": {"maxnreg": 128}},
-       "why": why}
-      for hd, st, dt, gdt, g, se, kv, ts, why in [
-          (64, 3, "fp16", "gl.float16", 8, 4, 2, False, "select_kernel_config(64, 8192, fp16, causal)"),
-          (128, 3, "fp16", "gl.float16", 8, 4, 3, False, "select_kernel_config(128, 2048, fp16, causal)"),
-          (64, 1, "bf16", "gl.bfloat16", 1, 4, 6, True, "select_kernel_config(64, 1024, bf16, non-causal)"),
-          (128, 1, "bf16", "gl.bfloat16", 4, 4, 3, False, "select_kernel_config(128, 2048, bf16, non-causal)"),
-      ]],
+    # (01-attention-forward.py at the nightly imports `float2` from the Blackwell Gluon module, which
+    # triton 3.9.0 does not have: not compiled here.)
 ]
 
 
@@ -360,6 +372,25 @@ for k, v in spec["signature"].items():
         lay = eval(layout, ns) if layout else gl.NVMMASharedLayout.get_default_for(shape, gdt)
         v = f"tensordesc<{dt}[{', '.join(map(str, shape))}],{lay!r}>"
     signature[k] = v
+hook = spec.get("gluon_hook")
+if hook:  # the tutorial's own pre-hook sets each descriptor's block shape and layout
+    torch = sys.modules["torch"]  # the stand-in: fixed dtype objects, so `dtype == torch.float16` holds
+    tdt = {}
+    for t, n in (("fp16", "float16"), ("bf16", "bfloat16"), ("fp32", "float32"), ("u8", "uint8")):
+        tdt[t] = type(n, (), {"__repr__": lambda self, n=n: f"torch.{n}"})()
+        setattr(torch, n, tdt[t])
+    class _Desc:
+        block_shape = None
+        layout = None
+        def __init__(self, dt):
+            self.base = type("_Base", (), {"dtype": tdt[dt]})()
+    def tup(v):
+        return tuple(tup(x) for x in v) if isinstance(v, list) else v
+    nargs = {k: tup(value(v)) for k, v in hook["nargs"].items()}
+    descs = {k: _Desc(dt) for k, dt in hook["descs"].items()}
+    ns[hook["fn"]]({**nargs, **descs})
+    for k, dt in hook["descs"].items():
+        signature[k] = f"tensordesc<{dt}[{', '.join(map(str, descs[k].block_shape))}],{descs[k].layout!r}>"
 signature.update({k: "constexpr" for k in constexprs})
 options = {"num_warps": spec.get("num_warps", 4), "num_stages": spec.get("num_stages", 1),
            "num_ctas": spec.get("num_ctas", 1)}
@@ -459,7 +490,7 @@ def cmd_check(args) -> int:
             continue
         errs = [x for x in doc["findings"] if x["severity"] == "error"]
         warns = [x for x in doc["findings"] if x["severity"] == "warning"]
-        kinds = sorted({f"{x['kind']}@{x.get('line')}" for x in errs + warns})
+        kinds = sorted({f"{x['kind']}@{','.join(map(str, x.get('lines') or []))}" for x in errs + warns})
         bad += bool(errs)
         line = f"{len(errs)}E {len(warns)}W {secs:5.1f}s {f.relative_to(args.dir)}"
         if kinds:

@@ -152,34 +152,48 @@ _FLOOR_DIVS = {"arith.divsi": lambda c: c, "arith.divui": lambda c: c,
 
 
 def _block_multiples(loops: list[Site]) -> dict[int, int]:
-    """Arguments a barrier loop's trip count floor-divides by a constant block (`N_CTX / 64`,
-    `K >> 6`), by position. A kernel that sizes its loop as `N // BLOCK` (not the ceil-division
-    `(N + BLOCK - 1) // BLOCK`) drops a partial block: it is written for N a multiple of BLOCK
-    (the hosts say so: `assert N_CTX % BLOCK == 0`), so a launch with a remainder, or with N below
-    one block, is one the kernel does not take. Taking N as a multiple of the block keeps the
-    simulated launches, and the input points, among those the kernel was written for; a
-    ceil-divided size keeps its ragged and empty launches."""
-    out: dict[int, int] = {}
+    """Arguments that every barrier loop's bounds use only floor-divided by a constant block
+    (`N_CTX / 64`, `K >> 6`), by position. A kernel that sizes its loops as `N // BLOCK` (never
+    the ceil-division `(N + BLOCK - 1) // BLOCK`, never N itself) drops a partial block: it is
+    written for N a multiple of BLOCK (its host says so: `assert N_CTX % BLOCK == 0`), so a
+    launch with a remainder, or with N below one block, is one the kernel does not take. Taking
+    N as a multiple of the block keeps the simulated launches, and the input points, among those
+    the kernel was written for. An argument some loop uses otherwise (ceil-divided, offset,
+    compared) keeps its ragged launches: there the kernel does handle a tail, and a partition
+    that rounds it the other way is a real hang."""
+    blocks: dict[int, int] = {}
+    other: set[int] = set()
     seen: set[int] = set()
 
+    def floor_block(node: Node) -> tuple[int, int] | None:
+        if node.kind != "op" or node.op is None or node.op.name not in _FLOOR_DIVS or len(node.args) != 2:
+            return None
+        x, c = node.args
+        shift = node.op.name.startswith("arith.shr")
+        if x.kind == "arg" and c.kind == "const" and isinstance(c.value, int) \
+                and (0 < c.value < 31 if shift else 1 < c.value <= 1 << 20):
+            return x.index, _FLOOR_DIVS[node.op.name](c.value)
+        return None
+
     def walk(node: Node) -> None:
+        if node.kind == "arg":
+            other.add(node.index)
+            return
         if id(node) in seen:
             return
         seen.add(id(node))
-        if node.kind == "op" and node.op is not None and node.op.name in _FLOOR_DIVS and len(node.args) == 2:
-            x, c = node.args
-            shift = node.op.name.startswith("arith.shr")
-            if x.kind == "arg" and c.kind == "const" and isinstance(c.value, int) \
-                    and (0 < c.value < 31 if shift else 1 < c.value <= 1 << 20):
-                out[x.index] = _lcm(out.get(x.index, 1), _FLOOR_DIVS[node.op.name](c.value))
+        hit = floor_block(node)
+        if hit is not None:
+            blocks[hit[0]] = _lcm(blocks.get(hit[0], 1), hit[1])
+            return
         for a in node.args:
             if isinstance(a, Node):
                 walk(a)
 
     for site in loops:
-        for n in (site.lb, site.ub, site.step):
+        for n in (site.lb, site.ub, site.step, site.cond, *site.inits):
             walk(n)
-    return out
+    return {k: v for k, v in blocks.items() if k not in other}
 
 
 def _lcm(a: int, b: int) -> int:
