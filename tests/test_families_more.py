@@ -112,3 +112,25 @@ def test_ceil_divided_trip_count_keeps_ragged_launches(tmp_path):
                                   "    %num_steps = arith.divsi %up, %c64_i32 : i32"))
     assert _n_ctx_multiple(path) == 16  # tt.divisibility only
     assert _errors(path) == []
+
+
+# -- Gluon tutorial 08 (matmul_warp_specialized_kernel): the epilogue releases the *next* slot -----
+NEXT = FIX / "acc_release_next_slot.ttgir"
+
+
+def test_releasing_the_next_accumulator_slot_is_a_real_hang():
+    """Tutorial 08's epilogue advances its counter before `mbarrier.arrive(acc_empty_bars.index(
+    acc_state.index))`, so tile t releases slot (t+1) % 2, not the slot it read. Memory is still
+    ordered (the MMA partition's acquire of a slot waits for a later tile's release), but slot 1's
+    first release (epilogue tile 0) is not ordered after the MMA partition's first, pre-inverted,
+    acquire of slot 1: if the MMA warp reaches that wait after the epilogue's arrive, it polls
+    parity 1 on a barrier already in phase 1 and waits for a phase only a later tile can complete.
+    The friendliest schedule completes; round-robin hangs: a true, timing-dependent hang."""
+    found = [f for f in _findings(NEXT) if f.severity.value == "error"]
+    assert [f.kind for f in found] == ["deadlock.parity_cadence"]
+    assert "overrun" in found[0].message and "acc_empty" in found[0].message
+
+
+def test_releasing_the_slot_just_read_is_clean(tmp_path):
+    path = _edit(NEXT, tmp_path, ("%release = arith.remsi %next, %c2 : i32", "%release = arith.remsi %t, %c2 : i32"))
+    assert _errors(path) == []

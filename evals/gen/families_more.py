@@ -243,6 +243,24 @@ CONFIGS: list[dict] = [
                            "with": "from triton.language.extra import libdevice"}]},
        "why": "_ws_configs pruned for (M, N) = (1024, 16384): a 2-CTA cluster with a remote-store reduction"}
       for m in (2, 4)],
+    *[{"name": f"{k}__hstu_BM{bm}_BN{bn}_KV{kv}_NMG2_hd128_bf16", "family": "tlx", "compiler": "fbtriton",
+       "path": TLX + "blackwell-cross-attention.py", "kernel": k,
+       "spec": {"signature": {"alpha": "fp32", "Z": "i32", "H": "i32", "desc_q": td("bf16", [qm, 128]),
+                              "desc_k": td("bf16", [bn, 128]), "desc_v": td("bf16", [bn, 128]), "Out": "*bf16",
+                              "seq_offsets_q": "*i64", "seq_offsets": "*i64", "max_seq_len": "i32",
+                              "stride_qh": "i32", "stride_kh": "i32", "stride_vh": "i32", "stride_om": "i32",
+                              "stride_oh": "i32"},
+                "constexprs": {"AUTOTUNE_MAX_Q_LEN": 1024, "HEAD_DIM": 128, "BLOCK_D_V": 128, "BLOCK_M": bm,
+                               "BLOCK_N": bn, "NUM_BUFFERS_KV": kv, "NUM_MMA_GROUPS": 2},
+                "num_warps": 4, "num_stages": 1},
+       "why": why}
+      for k, bm, bn, kv, qm, why in [
+          ("_attn_fwd_single_q", 128, 64, 3, 128, "HSTU cross-attention get_fwd_configs[2] (_host_descriptor_pre_hook_ws)"),
+          ("_attn_fwd_single_q", 128, 128, 2, 128, "HSTU cross-attention get_fwd_configs[3]"),
+          ("_attn_fwd_single_q", 64, 128, 3, 64, "HSTU cross-attention get_fwd_configs[1]"),
+          ("_attn_fwd_pipeline", 256, 128, 2, 128, "HSTU cross-attention get_fwd_pipeline_configs[0] (BLOCK_M split in 2)"),
+          ("_attn_fwd_pipeline", 128, 64, 2, 64, "HSTU cross-attention get_fwd_pipeline_configs[2]"),
+      ]],
     # ---------------------------------------------------------------- AutoWS
     *[{"name": f"_attn_fwd__06ws_BM{bm}_BN{bn}_w4s{s}_hd{hd}_stage{st}", "family": "autows", "compiler": "fbtriton",
        "path": "python/tutorials/06-fused-attention-ws.py", "kernel": "_attn_fwd",
