@@ -288,6 +288,29 @@ CONFIGS: list[dict] = [
                                     (256, 1, True, False, 1, True), (128, 1, False, False, 1, True),
                                     (256, 2, True, True, 2, False), (128, 2, False, False, 1, True),
                                     (256, 2, False, False, 2, True)]],
+    *[{"name": f"{k}__tlxdir_cfg{i}_BM1-{bm1}_ES{es}_DQ4{'_smem220k' if budget else ''}_w4s2_hd128",
+       "family": "autows", "compiler": "fbtriton", "path": TLX + "fused_attention_ws_device_tma.py", "kernel": k,
+       "spec": {"signature": {"desc_q": td("fp16", [bm1, 128]), "desc_k": td("fp16", [128, 128]),
+                              "desc_v": td("fp16", [128, 128]), "sm_scale": "fp32", "desc_do": td("fp16", [bm1, 128]),
+                              "desc_dq": td("fp32", [bm1, 32]), "desc_dk": td("fp16", [128, 128 // es]),
+                              "desc_dv": td("fp16", [128, 128 // es]), "desc_m": td("fp32", [bm1]),
+                              "desc_delta": td("fp32", [bm1]), "stride_z": "i32", "stride_h": "i32",
+                              "stride_tok": "i32", "BATCH": "i32", "H": "i32", "N_CTX": "i32"},
+                "constexprs": {"stride_d": 1, "BLOCK_M1": bm1, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 128,
+                               "BLK_SLICE_FACTOR": 2, "HEAD_DIM": 128, "dtype": {"eval": "tl.float16"},
+                               "warp_specialize": True, "EPILOGUE_SUBTILE": es, "DQ_SUBTILE": 4,
+                               "BWD_DOT_ATTRS": {"eval": attrs}, "SMEM_BUDGET": budget or 200000},
+                "num_warps": 4, "num_stages": 2, "knobs": {"nvidia.use_meta_ws": True},
+                "options": {"maxRegAutoWS": 192}},
+       "why": why}
+      for k, i, bm1, es, attrs, budget, why in [
+          ("_attn_bwd_persist", 0, 128, 4, "_DEFAULT_BWD_DOT_ATTRS", 0, "configs_bwd_persist[0]"),
+          ("_attn_bwd_persist", 2, 128, 2, "_BWD_DOT_ATTRS_TMEM", 220000,
+           "configs_bwd_persist[2]: 'test dk/dv staging buffer reuse'"),
+          ("_attn_bwd_persist", 3, 64, 2, "_BWD_DOT_ATTRS_BM64_TMEM", 0, "configs_bwd_persist[3]"),
+          ("_attn_bwd_persist", 4, 64, 2, "_BWD_DOT_ATTRS_BM64", 0, "configs_bwd_persist[4]"),
+          ("_attn_bwd", 0, 128, 4, "FrozenDotAttrs(None)", 0, "configs_bwd[0] (non-persistent)"),
+      ]],
     # (configs_bwd_persist[1] and configs_bwd[0] of fused-attention-ws-device-tma-hopper-or-blackwell.py
     # do not compile with fbtriton 3.7.4: "can't find tmem space"; not listed.)
     *[{"name": f"matmul_kernel_tma__BSM128_BSN{bn}_BSK{bk}_w{w}s{st}_ws", "family": "autows", "compiler": "fbtriton",
@@ -379,6 +402,11 @@ ns = vars(module)
 def value(v):
     return eval(v["eval"], ns) if isinstance(v, dict) and "eval" in v else v
 constexprs = {k: value(v) for k, v in (spec.get("constexprs") or {}).items()}
+# A launch binds a constexpr the caller leaves out to its default (`A_ROW_MAJOR: tl.constexpr =
+# True`); ASTSource does not, so the defaults are bound here.
+for p in fn.params:
+    if p.is_constexpr and p.has_default and p.name not in constexprs and p.name not in spec["signature"]:
+        constexprs[p.name] = p.default
 signature = {}
 for k, v in spec["signature"].items():
     if isinstance(v, dict) and "gdesc" in v:
@@ -389,25 +417,6 @@ for k, v in spec["signature"].items():
         lay = eval(layout, ns) if layout else gl.NVMMASharedLayout.get_default_for(shape, gdt)
         v = f"tensordesc<{dt}[{', '.join(map(str, shape))}],{lay!r}>"
     signature[k] = v
-hook = spec.get("gluon_hook")
-if hook:  # the tutorial's own pre-hook sets each descriptor's block shape and layout
-    torch = sys.modules["torch"]  # the stand-in: fixed dtype objects, so `dtype == torch.float16` holds
-    tdt = {}
-    for t, n in (("fp16", "float16"), ("bf16", "bfloat16"), ("fp32", "float32"), ("u8", "uint8")):
-        tdt[t] = type(n, (), {"__repr__": lambda self, n=n: f"torch.{n}"})()
-        setattr(torch, n, tdt[t])
-    class _Desc:
-        block_shape = None
-        layout = None
-        def __init__(self, dt):
-            self.base = type("_Base", (), {"dtype": tdt[dt]})()
-    def tup(v):
-        return tuple(tup(x) for x in v) if isinstance(v, list) else v
-    nargs = {k: tup(value(v)) for k, v in hook["nargs"].items()}
-    descs = {k: _Desc(dt) for k, dt in hook["descs"].items()}
-    ns[hook["fn"]]({**nargs, **descs})
-    for k, dt in hook["descs"].items():
-        signature[k] = f"tensordesc<{dt}[{', '.join(map(str, descs[k].block_shape))}],{descs[k].layout!r}>"
 signature.update({k: "constexpr" for k in constexprs})
 options = {"num_warps": spec.get("num_warps", 4), "num_stages": spec.get("num_stages", 1),
            "num_ctas": spec.get("num_ctas", 1)}
