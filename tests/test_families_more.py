@@ -134,3 +134,23 @@ def test_releasing_the_next_accumulator_slot_is_a_real_hang():
 def test_releasing_the_slot_just_read_is_clean(tmp_path):
     path = _edit(NEXT, tmp_path, ("%release = arith.remsi %next, %c2 : i32", "%release = arith.remsi %t, %c2 : i32"))
     assert _errors(path) == []
+
+
+# -- AutoWS FA backward (tlx/tutorials/fused_attention_ws_device_tma.py): a peeled last step ------
+PEELED_LAST = FIX / "peeled_last_step_reacquires.ttgir"
+
+
+def test_peeled_last_step_reacquires_the_slot_before_reading():
+    """AutoWS's `_attn_bwd_persist` (configs_bwd_persist[0]) software-pipelines the Di (delta)
+    channel: the loop waits, reads and releases the slot each step, and the peeled last step after
+    the loop waits on the full barrier again before its own read. The release in the loop ended
+    the previous use; the peeled read is protected by its own wait, not released early."""
+    assert _errors(PEELED_LAST) == []
+
+
+def test_peeled_read_without_its_own_wait_is_still_an_early_release(tmp_path):
+    """Without the peeled step's wait, its read follows the loop's release with nothing in
+    between: the producer may already be refilling the slot."""
+    path = _edit(PEELED_LAST, tmp_path, (
+        "      ttng.wait_barrier %f, %lphase, %true : !ttg.memdesc<1xi64, #shared1, #smem, mutable>\n", ""))
+    assert "race.early_release" in _errors(path, simulate=False)

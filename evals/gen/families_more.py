@@ -531,7 +531,9 @@ def cmd_check(args) -> int:
             ex = subprocess.run([exe, "explore", str(f), "--timeout", "5", "--format", "json"],
                                 capture_output=True, text=True)
             try:
-                line += f"  explore: {json.loads(ex.stdout).get('verdict', ex.returncode)}"
+                doc_ex = json.loads(ex.stdout)
+                kinds_ex = sorted({x["kind"] for x in doc_ex.get("findings", []) if x.get("severity") == "error"})
+                line += f"  explore: {doc_ex.get('result')}" + (f" {' '.join(kinds_ex)}" if kinds_ex else "")
             except json.JSONDecodeError:
                 line += f"  explore: CRASH rc={ex.returncode}"
         print(line, flush=True)
