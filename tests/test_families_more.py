@@ -154,3 +154,23 @@ def test_peeled_read_without_its_own_wait_is_still_an_early_release(tmp_path):
     path = _edit(PEELED_LAST, tmp_path, (
         "      ttng.wait_barrier %f, %lphase, %true : !ttg.memdesc<1xi64, #shared1, #smem, mutable>\n", ""))
     assert "race.early_release" in _errors(path, simulate=False)
+
+
+# -- explore states the limits check states ----------------------------------------------------------
+BULK = FIX / "bulk_copy_barrier.ttgir"
+
+
+def test_explore_hang_on_an_unmodelled_bulk_copy_is_not_a_verdict():
+    """TLX's FA backward loads m and delta with a bulk copy (`ttg.async_copy_global_to_local ...
+    bulk_size ... barrier %b {useBulk = true}`, cp.async.bulk completing bytes on the barrier),
+    which the interpreter does not model: the consumer's wait on that barrier never completes
+    here. `check` says so as a limit; `explore` must not turn the same stuck state into a
+    deadlock verdict: `not_judged`, with the reason, and exit 0."""
+    from cli_support import run_cli
+    import json as _json
+
+    assert _errors(BULK) == []
+    r = run_cli("explore", str(BULK), "--timeout", "5", "--format", "json")
+    doc = _json.loads(r.stdout)
+    assert doc["result"] == "not_judged" and "does not model" in doc["reason"], doc["result"]
+    assert not [f for f in doc["findings"] if f["severity"] == "error"] and r.exit_code == 0
