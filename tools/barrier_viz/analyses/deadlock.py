@@ -73,7 +73,8 @@ def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: 
     budget = budget or Budget()
     trips = default_trips(function)
     # Choosing the bounds may use part of the budget; the schedules share the rest.
-    params = choose_params(function, base or Params(max_steps=60_000), min_trips=trips, deadline=budget.share(0.5))
+    params = choose_params(function, base or Params(max_steps=60_000), min_trips=trips, deadline=budget.share(0.5),
+                           adjust=adjust)
     if adjust is not None:
         params = adjust(params)
     runs: list[RunResult] = []

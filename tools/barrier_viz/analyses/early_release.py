@@ -34,6 +34,7 @@ _ASYNC_READS = ("ttng.warp_group_dot",)
 def early_releases(analysis) -> list[Finding]:
     waits_by_op: dict[int, set] = {}
     arrives_by_op: dict[int, set] = {}
+    fills_by_op: dict[int, set] = {}  # the barrier a TMA copy completes (the slot's full barrier)
     for b in analysis.barriers.barriers:
         if b.alloc is None:
             continue
@@ -42,6 +43,8 @@ def early_releases(analysis) -> list[Finding]:
                 waits_by_op.setdefault(id(u.op), set()).add(id(b.alloc))
             elif u.role is Role.ARRIVE and u.slots:
                 arrives_by_op.setdefault(id(u.op), set()).add((id(b.alloc), u.slots[-1].value))
+            elif u.role is Role.TMA_ARRIVE:
+                fills_by_op.setdefault(id(u.op), set()).add(id(b.alloc))
     pname = analysis.partition_name
     # TMA copies into each buffer, and the barriers their partition waits on before the copy.
     writers: dict[tuple, list[Operation]] = {}
@@ -71,7 +74,8 @@ def early_releases(analysis) -> list[Finding]:
             if slot is None:
                 continue
             released = {(a, slot) for a in acquired[buf]}  # the same slot's empty barrier
-            release = _release_before_done(r, released, arrives_by_op, writers[buf])
+            full = set().union(*(fills_by_op.get(id(w), set()) for w in writers[buf]))
+            release = _release_before_done(r, released, arrives_by_op, writers[buf], full, waits_by_op)
             if release is None or (id(r), id(release)) in seen:
                 continue
             seen.add((id(r), id(release)))
@@ -132,15 +136,21 @@ def _in_finished_loop(op: Operation, enclosing: set[int]) -> bool:
 
 
 def _release_before_done(read: Operation, released: set, arrives_by_op: dict,
-                         writers: list[Operation]) -> Operation | None:
+                         writers: list[Operation], full: set = frozenset(),
+                         waits_by_op: dict | None = None) -> Operation | None:
     """The arrival on the slot's empty barrier (one the writer acquires, same slot index) that
-    precedes the end of `read`, if any."""
+    precedes the end of `read`, if any. Scanning back from a synchronous read stops at the
+    read's own wait on the slot's full barrier (the one the TMA copies complete): a release
+    before that wait ended the previous use of the slot (the loop's last step, before a peeled
+    epilogue step re-acquires it), not this read."""
     up = max(0, loop_depth(read) - min(loop_depth(w) for w in writers))
     if read.name in _SYNC_READS:
         enclosing = set(map(id, read.ancestors()))
         for p in preceding_in_iteration(read, up):
             if arrives_by_op.get(id(p), set()) & released and not _in_finished_loop(p, enclosing):
                 return p
+            if full and waits_by_op is not None and waits_by_op.get(id(p), set()) & full:
+                return None
         return None
     it = following_in_iteration(read, up)
     next(it)  # the read itself

@@ -44,7 +44,7 @@ class RaceReport:
 
 @dataclass
 class ExploreResult:
-    result: str  # "deadlock" | "race" | "clean_within_bounds" | "bound_reached" | "not_simulated"
+    result: str  # "deadlock" | "race" | "clean_within_bounds" | "bound_reached" | "not_simulated" | "not_judged"
     params: Params
     stop_trips: int
     runs: list[RunResult] = field(default_factory=list)
@@ -62,14 +62,23 @@ class ExploreResult:
 
 
 def explore(function: Operation, *, trips: int | None = None, max_states: int = 200_000, timeout: float = 10.0,
-            random_runs: int = 8) -> ExploreResult:
+            random_runs: int = 8, adjust=None) -> ExploreResult:
+    """`adjust(params)` moves the chosen launch to one the kernel admits (`check`'s own:
+    `input_points.admissible`). A hang whose stuck barrier an unmodelled op touches, or that
+    rests on a trip count assumed in some partitions only, is what `check` states as a limit:
+    here too it is no verdict (`not_judged`, with the reason) unless another schedule hangs
+    without it."""
+    from .deadlock import _unmodelled
+
     chosen_at = time.perf_counter()
     budget = Budget(seconds=timeout, clock=WALL, started=chosen_at)  # --timeout: what the user waits
     stop = trips or default_trips(function)
     base = Params(max_steps=60_000, unknown_trips=max(3, stop))
     # One budget for the whole command: choosing the bounds may use part of it (reported
     # apart as bounds_seconds), the schedules share the rest.
-    params = replace(choose_params(function, base, min_trips=stop, deadline=budget.share(0.4)), track_races=True)
+    params = choose_params(function, base, min_trips=stop, deadline=budget.share(0.4), adjust=adjust)
+    params = replace(adjust(params) if adjust is not None else params, track_races=True)
+    limits: list[str] = []
     started = time.perf_counter()
     out = ExploreResult("clean_within_bounds", params, stop)
     seen: set[int] = set()
@@ -107,7 +116,11 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
         if result.machine is not None and result.machine.hb is not None:
             _collect_races(out, result)
         if result.deadlocked and out.deadlock is None:
-            out.deadlock = result
+            why = _unmodelled(result)
+            if why:
+                limits.append(f"{policy}: {why}")
+            else:
+                out.deadlock = result
         if result.outcome == "bound_reached" and mandatory and not out.reason:
             got = covered_summary(result, function, stop)
             out.reason = (f"the {policy} schedule stopped before covering every loop ({result.reason or 'step bound'}; "
@@ -117,6 +130,8 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
         out.result = "deadlock"
     elif out.races:
         out.result = "race"
+    elif limits and out.result == "clean_within_bounds":
+        out.result, out.reason = "not_judged", limits[0]
     elif out.reason and out.result == "clean_within_bounds":
         out.result = "bound_reached"  # a systematic schedule could not finish: say so, never pass silently
     out.states = len(seen)

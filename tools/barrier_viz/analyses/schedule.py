@@ -329,13 +329,19 @@ INT_ARG_CANDIDATES = (16, 64, 256, 1024, 4096, 16384)
 
 
 def choose_params(function: Operation, base: Params | None = None, min_trips: int = 3,
-                  budget_s: float = 8.0, deadline: float | None = None) -> Params:
+                  budget_s: float = 8.0, deadline: float | None = None, adjust=None) -> Params:
     """Pick concrete values for unknown integer arguments: the smallest common value that makes
     every loop holding barrier operations run `min_trips` times (rings wrap, a persistent loop
     starts a second tile), judged by a favorable run; then, argument by argument, the smallest
-    value that keeps that coverage (a K far larger than needed only makes every run longer)."""
+    value that keeps that coverage (a K far larger than needed only makes every run longer).
+    `adjust(params)` moves every trial to a launch the kernel admits (divisibility, block
+    multiples: `input_points.admissible`), so the values judged are the values simulated."""
     import time
-    from dataclasses import replace
+    from dataclasses import replace as _replace
+
+    def replace(p, **kw):
+        q = _replace(p, **kw)
+        return adjust(q) if adjust is not None else q
 
     if deadline is None:  # choosing bounds must not cost more than exploring
         deadline = time.perf_counter() + budget_s

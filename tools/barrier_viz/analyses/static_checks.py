@@ -187,6 +187,8 @@ def constant_phase(analysis) -> list[Finding]:
                 continue  # re-initialised every iteration: its phase restarts, a constant is right
             if _varies_in(u.phase, u.op, loop, analysis):
                 continue
+            if _turn_token(b, u, analysis):
+                continue
             out.append(finding(
                 Kind.PHASE_CONSTANT_IN_LOOP, Severity.error,
                 f"The wait at line {u.line} polls a parity that never changes inside the loop at line {loop.line}, "
@@ -196,6 +198,45 @@ def constant_phase(analysis) -> list[Finding]:
                 evidence={"phase_operand": u.phase, "loop_line": loop.line},
                 suggestion="Derive the phase from the loop's use counter: ((n / depth) & 1), inverted for the producer's acquire."))
     return out
+
+
+def _constant_phase(u: BarrierUse, analysis) -> int | None:
+    from ..facts.barriers import constant_value
+
+    defn = analysis.values.lookup(u.phase, u.op) if u.phase else None
+    return constant_value(defn.op) if isinstance(defn, OpResult) else None
+
+
+def _turn_token(b: Barrier, u: BarrierUse, analysis) -> bool:
+    """Is the slot `u` waits on a turn token passed between two partitions (the hand-written
+    ping-pong of two consumer warpgroups, TLX `pingpong_mma_bar`)? Count 1; each of exactly two
+    partitions waits on it with its own constant parity, the two parities opposite, and arrives
+    on it after that wait in the same iteration. Every arrival flips the parity, so parity p
+    means "the other side has handed over": neither side can arrive twice in a row, the
+    parity never laps, and a constant parity per side is the protocol, not a lost flip."""
+    inits = [i for i in b.uses if i.role is Role.INIT and _slot_key(i) == _slot_key(u)]
+    if len(inits) != 1 or inits[0].count != 1:
+        return False
+    key = _slot_key(u)
+    same = [x for x in b.uses if _slot_key(x) == key]
+    waits = [x for x in same if x.role is Role.WAIT]
+    arrives = [x for x in same if x.role is Role.ARRIVE]
+    if len(arrives) != len(same) - len(waits) - 1:  # only waits, plain arrives and the init
+        return False
+    sides = {x.partition for x in waits}
+    if len(sides) != 2 or None in sides or {x.partition for x in arrives} != sides:
+        return False
+    parity: dict[str, set] = {}
+    for w in waits:
+        parity.setdefault(w.partition, set()).add(_constant_phase(w, analysis))
+        loop = innermost_loop(w.op)
+        if loop is None or _varies_in(w.phase, w.op, loop, analysis):
+            return False
+        mine = {id(a.op) for a in arrives if a.partition == w.partition}
+        if not any(id(o) in mine for o in following_in_iteration(w.op)):
+            return False
+    values = [next(iter(v)) for v in parity.values() if len(v) == 1]
+    return len(values) == 2 and None not in values and values[0] != values[1]
 
 
 def redundant_waits(analysis) -> list[Finding]:

@@ -140,7 +140,65 @@ def build_model(function: Operation, barrier_ops: set[int], header: str = "") ->
             a.flag = True
     for s in b.sites:
         s.barrier = s.barrier or any(c.barrier for c in _descendants(s))
+    blocks = _block_multiples([s for s in b.sites if s.kind in ("for", "while") and s.barrier])
+    for a in args:
+        if a.position in blocks and not a.flag:
+            a.divisibility = _lcm(a.divisibility, blocks[a.position])
     return InputModel(function, args, b.roots, b.sites, b.pid_axes, b.nprog_axes)
+
+
+_FLOOR_DIVS = {"arith.divsi": lambda c: c, "arith.divui": lambda c: c,
+               "arith.shrsi": lambda c: 1 << c, "arith.shrui": lambda c: 1 << c}
+
+
+def _block_multiples(loops: list[Site]) -> dict[int, int]:
+    """Arguments that every barrier loop's bounds use only floor-divided by a constant block
+    (`N_CTX / 64`, `K >> 6`), by position. A kernel that sizes its loops as `N // BLOCK` (never
+    the ceil-division `(N + BLOCK - 1) // BLOCK`, never N itself) drops a partial block: it is
+    written for N a multiple of BLOCK (its host says so: `assert N_CTX % BLOCK == 0`), so a
+    launch with a remainder, or with N below one block, is one the kernel does not take. Taking
+    N as a multiple of the block keeps the simulated launches, and the input points, among those
+    the kernel was written for. An argument some loop uses otherwise (ceil-divided, offset,
+    compared) keeps its ragged launches: there the kernel does handle a tail, and a partition
+    that rounds it the other way is a real hang."""
+    blocks: dict[int, int] = {}
+    other: set[int] = set()
+    seen: set[int] = set()
+
+    def floor_block(node: Node) -> tuple[int, int] | None:
+        if node.kind != "op" or node.op is None or node.op.name not in _FLOOR_DIVS or len(node.args) != 2:
+            return None
+        x, c = node.args
+        shift = node.op.name.startswith("arith.shr")
+        if x.kind == "arg" and c.kind == "const" and isinstance(c.value, int) \
+                and (0 < c.value < 31 if shift else 1 < c.value <= 1 << 20):
+            return x.index, _FLOOR_DIVS[node.op.name](c.value)
+        return None
+
+    def walk(node: Node) -> None:
+        if node.kind == "arg":
+            other.add(node.index)
+            return
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        hit = floor_block(node)
+        if hit is not None:
+            blocks[hit[0]] = _lcm(blocks.get(hit[0], 1), hit[1])
+            return
+        for a in node.args:
+            if isinstance(a, Node):
+                walk(a)
+
+    for site in loops:
+        for n in (site.lb, site.ub, site.step, site.cond, *site.inits):
+            walk(n)
+    return {k: v for k, v in blocks.items() if k not in other}
+
+
+def _lcm(a: int, b: int) -> int:
+    from math import gcd
+    return a * b // gcd(a, b)
 
 
 def _descendants(site: Site):

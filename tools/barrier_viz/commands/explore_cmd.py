@@ -38,7 +38,11 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         res = ExploreResult("not_simulated", None, trips or 0, reason="no function in scope")  # type: ignore[arg-type]
         return ExploreDoc(input=InputRef(**sel.input_ref()), result=res.result, findings=[], states=0, seconds=0.0,
                           bounds={}, schedules=[], reason=res.reason, warnings=warnings or [])
-    res = explore(sel.function, trips=trips, max_states=max_states, timeout=timeout)
+    from ..analyses.input_points import admissible, model_of
+
+    model = model_of(Analysis(sel))
+    res = explore(sel.function, trips=trips, max_states=max_states, timeout=timeout,
+                  adjust=(lambda p: admissible(model, p)) if model is not None else None)
     findings: list[Finding] = []
     result = res.result
     if res.deadlock is not None:
