@@ -118,17 +118,17 @@ def test_ceil_divided_trip_count_keeps_ragged_launches(tmp_path):
 NEXT = FIX / "acc_release_next_slot.ttgir"
 
 
-def test_releasing_the_next_accumulator_slot_is_a_real_hang():
+def test_releasing_the_next_accumulator_slot_hangs_only_if_the_mma_warp_stalls_for_its_own_mma():
     """Tutorial 08's epilogue advances its counter before `mbarrier.arrive(acc_empty_bars.index(
     acc_state.index))`, so tile t releases slot (t+1) % 2, not the slot it read. Memory is still
-    ordered (the MMA partition's acquire of a slot waits for a later tile's release), but slot 1's
-    first release (epilogue tile 0) is not ordered after the MMA partition's first, pre-inverted,
-    acquire of slot 1: if the MMA warp reaches that wait after the epilogue's arrive, it polls
-    parity 1 on a barrier already in phase 1 and waits for a phase only a later tile can complete.
-    The friendliest schedule completes; round-robin hangs: a true, timing-dependent hang."""
-    found = [f for f in _findings(NEXT) if f.severity.value == "error"]
-    assert [f.kind for f in found] == ["deadlock.parity_cadence"]
-    assert "overrun" in found[0].message and "acc_empty" in found[0].message
+    ordered (the MMA partition's acquire of a slot waits for a later tile's release). The only
+    hang needs the epilogue's release of slot 1 (tile 0) to land before the MMA warp's very next
+    instruction after committing tile 0, its pre-inverted acquire of slot 1: the epilogue must
+    first see the commit, i.e. the tile's MMAs must finish while the issuing warp has not moved
+    on. A tcgen05 completion lands after the issuer's next wait polls (machine.arrive_async):
+    that schedule is not one the hardware takes, and the kernel is not reported (issue 11 named
+    this file as a false deadlock)."""
+    assert [f for f in _findings(NEXT) if f.severity.value == "error"] == []
 
 
 def test_releasing_the_slot_just_read_is_clean(tmp_path):
@@ -160,17 +160,22 @@ def test_peeled_read_without_its_own_wait_is_still_an_early_release(tmp_path):
 BULK = FIX / "bulk_copy_barrier.ttgir"
 
 
-def test_explore_hang_on_an_unmodelled_bulk_copy_is_not_a_verdict():
+def test_bulk_copy_completes_its_bytes_and_an_unmodelled_op_is_not_a_verdict_in_explore(tmp_path):
     """TLX's FA backward loads m and delta with a bulk copy (`ttg.async_copy_global_to_local ...
-    bulk_size ... barrier %b {useBulk = true}`, cp.async.bulk completing bytes on the barrier),
-    which the interpreter does not model: the consumer's wait on that barrier never completes
-    here. `check` says so as a limit; `explore` must not turn the same stuck state into a
+    bulk_size ... barrier %b {useBulk = true}`, cp.async.bulk completing bytes on the barrier):
+    the interpreter completes its bytes like a TMA load, so check and explore are clean. An op it
+    does not model on that barrier (here the same copy under an unknown name) leaves the wait
+    stuck: `check` says so as a limit, and `explore` must not turn that stuck state into a
     deadlock verdict: `not_judged`, with the reason, and exit 0."""
     from cli_support import run_cli
     import json as _json
 
     assert _errors(BULK) == []
     r = run_cli("explore", str(BULK), "--timeout", "5", "--format", "json")
+    assert _json.loads(r.stdout)["result"] == "clean_within_bounds" and r.exit_code == 0
+    unknown = _edit(BULK, tmp_path, ("ttg.async_copy_global_to_local %arg0", "ttg.async_copy_global_to_local_v9 %arg0"))
+    assert _errors(unknown) == []
+    r = run_cli("explore", str(unknown), "--timeout", "5", "--format", "json")
     doc = _json.loads(r.stdout)
     assert doc["result"] == "not_judged" and "does not model" in doc["reason"], doc["result"]
     assert not [f for f in doc["findings"] if f["severity"] == "error"] and r.exit_code == 0

@@ -127,14 +127,6 @@ def _slot_index(analysis, name: str, at: Operation) -> str | None:
     return None
 
 
-def _in_finished_loop(op: Operation, enclosing: set[int]) -> bool:
-    """Is `op` inside a loop that does not enclose the read (one that ran to its end before it)?
-    Its arrival releases that loop's own reads: FA backward's computation task reads and
-    releases the `Di` slot in every inner iteration, then, after the loop, waits for the slot's
-    next fill and reads it once more (the peeled last iteration)."""
-    return any(a.name in LOOP_OPS and id(a) not in enclosing for a in op.ancestors())
-
-
 def _release_before_done(read: Operation, released: set, arrives_by_op: dict,
                          writers: list[Operation], full: set = frozenset(),
                          waits_by_op: dict | None = None) -> Operation | None:
@@ -145,9 +137,8 @@ def _release_before_done(read: Operation, released: set, arrives_by_op: dict,
     epilogue step re-acquires it), not this read."""
     up = max(0, loop_depth(read) - min(loop_depth(w) for w in writers))
     if read.name in _SYNC_READS:
-        enclosing = set(map(id, read.ancestors()))
         for p in preceding_in_iteration(read, up):
-            if arrives_by_op.get(id(p), set()) & released and not _in_finished_loop(p, enclosing):
+            if arrives_by_op.get(id(p), set()) & released:
                 return p
             if full and waits_by_op is not None and waits_by_op.get(id(p), set()) & full:
                 return None

@@ -229,6 +229,7 @@ class Thread:
     machine: "Machine | None" = field(default=None, repr=False)
     warps: int = 4  # warps running this partition (a `perThread` arrive arrives once per thread)
     cta: int = 0  # rank of the CTA it runs in (clusters)
+    polled: bool = False  # its pending wait was already satisfied when it first polled
     partition: str = ""  # the IR's name for it ("main", "default", "partition0"); `name` adds the CTA
 
     def __post_init__(self) -> None:
@@ -269,6 +270,7 @@ class Machine:
         self._cluster_slot: BarrierSlot | None = None
         self.sync_after: Operation | None = None  # the entry block's last init_barrier (cluster start-up sync)
         self.early: dict[tuple, list[tuple[int, str]]] = {}  # slot key -> remote uses before its init
+        self.deferred: dict[int, list[tuple]] = {}  # thread -> tcgen05 arrivals not landed yet
         self._cta_loops: dict[int, dict[int, list[int]]] = {}  # id(loop) -> CTA -> [most trips, exits, total]
         if self.params.track_races:
             from .hb import HappensBefore
@@ -409,6 +411,19 @@ class Machine:
     def iterations_per_cta(self) -> dict[int, dict[int, int]]:
         """id(loop) -> CTA -> iterations it started in all (clusters only)."""
         return {loop: {cta: v[2] for cta, v in per.items()} for loop, per in self._cta_loops.items()}
+
+    def arrive_async(self, slot: "BarrierSlot", line: int, who: int, agent: int | None, it: tuple[int, ...]) -> None:
+        """A tcgen05 completion (an MMA's barrier list, `tc_gen5_commit`): it lands once the
+        tensor-core work is done, which is after the issuing warp's next instructions. So it is
+        delivered when that warp next polls a wait (after the poll) or finishes, never before:
+        a witness in which a consumer sees the completion before the issuer's very next wait
+        (the MMA warp stalled for its whole MMA) is not one the hardware takes."""
+        self.deferred.setdefault(who, []).append((slot, line, agent, it))
+
+    def land_async(self, who: int) -> None:
+        """Deliver `who`'s pending tcgen05 completions (in issue order)."""
+        for slot, line, agent, it in self.deferred.pop(who, ()):
+            self.arrive(slot, 1, line, who, agent, it=it)
 
     def early_use(self, ref: Ref, op: Operation, who: int) -> None:
         """A peer CTA arrives on (or delivers bytes to) a barrier its CTA has not initialised yet
@@ -760,7 +775,7 @@ def _h_mma(m: Machine, op: Operation, env, who, it):
         if pred is not None and not _truthy(env.get(pred)):
             continue
         for slot in _slots_in(m, op, env, bar, arrive_in if m.cga is not None else ctas, who):
-            m.arrive(slot, 1, op.line, who, agent, it=it)
+            m.arrive_async(slot, op.line, who, agent, it)
 
 
 def _in_cta(v: Value, cta: int) -> Value:
@@ -951,7 +966,7 @@ def _h_commit(m: Machine, op: Operation, env, who, it):
     # The commit arrives once every tcgen05 op this thread issued before it has completed.
     agent = m.agent(who, op, tuple(m.tcgen05.get(who, [])[-1:]))
     for slot in slots:
-        m.arrive(slot, 1, op.line, who, agent, it=it)
+        m.arrive_async(slot, op.line, who, agent, it)
 
 
 def _h_store_wait(m: Machine, op: Operation, env, who, it):

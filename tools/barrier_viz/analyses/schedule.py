@@ -148,7 +148,7 @@ def _blocked(machine: Machine) -> list[Blocked]:
 def _runnable(t: Thread) -> bool:
     req = t.pending
     if isinstance(req, Wait):
-        return req.slot.parity != req.parity
+        return t.polled or req.slot.parity != req.parity
     if isinstance(req, Join):
         return req.satisfied
     return True
@@ -270,8 +270,14 @@ def _advance(t: Thread, quantum: int) -> int:
         except StopIteration:
             t.done = True
             t.pending = None
+            t.machine.land_async(t.index)
             return taken + 1
         t.pending = nxt
+        t.polled = False
+        if isinstance(nxt, (Wait, Join)):
+            # The wait polls first; the issuer's tcgen05 completions land after that poll.
+            t.polled = isinstance(nxt, Wait) and nxt.slot.parity != nxt.parity
+            t.machine.land_async(t.index)
         taken += 1
         t.steps += 1
         if isinstance(nxt, (Wait, Step)):
