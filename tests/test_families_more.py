@@ -131,6 +131,15 @@ def test_releasing_the_next_accumulator_slot_hangs_only_if_the_mma_warp_stalls_f
     assert [f for f in _findings(NEXT) if f.severity.value == "error"] == []
 
 
+def test_releasing_the_next_slot_after_a_software_signal_is_a_timing_dependent_hang(tmp_path):
+    """The same protocol with the MMA warp's end-of-tile signal as a plain `arrive_barrier`: the
+    epilogue can answer it within a few hundred cycles, which a descheduled MMA warp may not
+    have reached its next wait by. That hang the hardware can take, so it is still reported."""
+    path = _edit(NEXT, tmp_path, ("ttng.tc_gen5_commit %ready, %true_0 :", "ttng.arrive_barrier %ready, 1, %true_0 :"))
+    found = [f for f in _findings(path) if f.severity.value == "error"]
+    assert [f.kind for f in found] == ["deadlock.parity_cadence"] and "overrun" in found[0].message
+
+
 def test_releasing_the_slot_just_read_is_clean(tmp_path):
     path = _edit(NEXT, tmp_path, ("%release = arith.remsi %next, %c2 : i32", "%release = arith.remsi %t, %c2 : i32"))
     assert _errors(path) == []

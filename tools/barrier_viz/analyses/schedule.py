@@ -274,8 +274,10 @@ def _advance(t: Thread, quantum: int) -> int:
             return taken + 1
         t.pending = nxt
         t.polled = False
-        if isinstance(nxt, (Wait, Join)):
-            # The wait polls first; the issuer's tcgen05 completions land after that poll.
+        if isinstance(nxt, (Wait, Join)) and t.machine.deferred.get(t.index):
+            # The wait polls first; the issuer's tcgen05 completions land after that poll (a
+            # wait that found its phase done then passes). Without pending completions the poll
+            # stays free to happen late, as it may on the hardware (a waiter that misses a phase).
             t.polled = isinstance(nxt, Wait) and nxt.slot.parity != nxt.parity
             t.machine.land_async(t.index)
         taken += 1
