@@ -90,6 +90,10 @@ class InputModel:
     sites: list[Site]
     pid_axes: set[int]
     nprog_axes: set[int]
+    # (argument position, program-id axis, tile size C): a loop bound `N - (pid + k) * C` cuts N
+    # into per-program tiles, so a program whose tile starts at or past N (pid * C >= N) has no
+    # work: hosts launch cdiv(N, C) programs. Such a launch is not one the kernel is given.
+    tiles: tuple[tuple[int, int, int], ...] = ()
 
     def loops(self) -> list[Site]:
         return [s for s in self.sites if s.kind in ("for", "while") and s.barrier]
@@ -144,7 +148,8 @@ def build_model(function: Operation, barrier_ops: set[int], header: str = "") ->
     for a in args:
         if a.position in blocks and not a.flag:
             a.divisibility = _lcm(a.divisibility, blocks[a.position])
-    return InputModel(function, args, b.roots, b.sites, b.pid_axes, b.nprog_axes)
+    return InputModel(function, args, b.roots, b.sites, b.pid_axes, b.nprog_axes,
+                      _tile_starts([s for s in b.sites if s.kind in ("for", "while") and s.barrier]))
 
 
 _FLOOR_DIVS = {"arith.divsi": lambda c: c, "arith.divui": lambda c: c,
@@ -170,9 +175,19 @@ def _block_multiples(loops: list[Site]) -> dict[int, int]:
             return None
         x, c = node.args
         shift = node.op.name.startswith("arith.shr")
-        if x.kind == "arg" and c.kind == "const" and isinstance(c.value, int) \
-                and (0 < c.value < 31 if shift else 1 < c.value <= 1 << 20):
-            return x.index, _FLOOR_DIVS[node.op.name](c.value)
+        if not (c.kind == "const" and isinstance(c.value, int) and (0 < c.value < 31 if shift else 1 < c.value <= 1 << 20)):
+            return None
+        block = _FLOOR_DIVS[node.op.name](c.value)
+        if x.kind == "arg":
+            return x.index, block
+        # `(N - (pid + 1) * 128) / 64`: N cut into per-program tiles of 128, the rest in blocks of
+        # 64: N is written for whole tiles too (a causal FA backward's off-diagonal loop).
+        if x.kind == "op" and x.op is not None and x.op.name == "arith.subi" and len(x.args) == 2 \
+                and isinstance(x.args[0], Node) and x.args[0].kind == "arg" \
+                and any(m.kind == "pid" for m in _nodes(x.args[1])):
+            tile = _constant_factor(x.args[1])
+            if tile is not None:
+                return x.args[0].index, _lcm(block, tile)
         return None
 
     def walk(node: Node) -> None:
@@ -194,6 +209,51 @@ def _block_multiples(loops: list[Site]) -> dict[int, int]:
         for n in (site.lb, site.ub, site.step, site.cond, *site.inits):
             walk(n)
     return {k: v for k, v in blocks.items() if k not in other}
+
+
+def _tile_starts(loops: list[Site]) -> tuple[tuple[int, int, int], ...]:
+    """`(arg, axis, C)` for every `arg - X` in a barrier loop's bounds where X is C times an
+    expression of program id `axis` (`(pid_x + 1) * 128`): see `InputModel.tiles`."""
+    out: set[tuple[int, int, int]] = set()
+    seen: set[int] = set()
+    stack = [n for site in loops for n in (site.lb, site.ub, site.step, site.cond, *site.inits) if isinstance(n, Node)]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.kind == "op" and n.op is not None and n.op.name == "arith.subi" and len(n.args) == 2 \
+                and isinstance(n.args[0], Node) and n.args[0].kind == "arg":
+            c = _constant_factor(n.args[1])
+            axes = {m.index for m in _nodes(n.args[1]) if m.kind == "pid"}
+            if c is not None and len(axes) == 1:
+                out.add((n.args[0].index, axes.pop(), c))
+        stack.extend(a for a in n.args if isinstance(a, Node))
+    return tuple(sorted(out))
+
+
+def _nodes(node: Node):
+    stack, seen = [node], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        yield n
+        stack.extend(a for a in n.args if isinstance(a, Node))
+
+
+def _constant_factor(node) -> int | None:
+    """C when `node` is C times something (`x * C`, `(pid + 1) * C`), or the constant C itself."""
+    if not isinstance(node, Node):
+        return None
+    if node.kind == "const" and isinstance(node.value, int) and node.value > 1:
+        return node.value
+    if node.kind == "op" and node.op is not None and node.op.name == "arith.muli" and len(node.args) == 2:
+        for a in node.args:
+            if isinstance(a, Node) and a.kind == "const" and isinstance(a.value, int) and a.value > 1:
+                return a.value
+    return None
 
 
 def _lcm(a: int, b: int) -> int:
@@ -451,6 +511,13 @@ def observe(model: InputModel, point: Point, max_steps: int = MAX_STEPS) -> Obse
     """Trip counts of every loop entry and sides of every condition at `point`."""
     obs = Observation({}, {})
     memo: dict = {}
+    args = dict(point.args)
+    for arg, axis, tile in model.tiles:
+        n, pid = args.get(arg), (point.pids[axis] if axis < len(point.pids) else 0)
+        if isinstance(n, int) and pid * tile >= n:
+            obs.valid = False
+            obs.why_invalid = (f"program {pid} along {'xyz'[axis]} would start its {tile}-wide tile at {pid * tile}, "
+                               f"past the size {n}: no launch has that program")
     work: list[tuple[Site, _Frame | None]] = [(s, None) for s in reversed(model.roots)]
     budget = 1024  # site visits: a bound on the cost of one observation
     while work and budget > 0:
