@@ -318,12 +318,23 @@ def cluster_races(function: Operation, params, trips: int, deadline=None) -> lis
         # (CLC) is ordered only after its own group's releases; whether the lowering orders the
         # other groups' reads some other way is not settled here, so no race verdicts.
         return []
-    result = run(function, replace(params, track_races=True), "favorable", stop_trips=trips, deadline=deadline)
-    m = result.machine
-    if m is None or m.hb is None or m.cluster.size <= 1 or result.outcome not in ("completed", "covered"):
-        return []
-    m.hb.races = [r for r in m.hb.races if _crosses(m, r)]
-    return race_findings(races_of([result]))
+    from .schedule import _ran_empty
+
+    # The chosen launch keeps the arguments no coverage needs small, which can leave an inner
+    # loop (a K loop after a peeled first step) without an iteration: its accesses are never
+    # made, so no race in it can be seen. Then once more with every argument at a size where
+    # the loops run.
+    races: list = []
+    for attempt in (params, replace(params, arg_values=(), int_args=max(256, params.int_args))):
+        result = run(function, replace(attempt, track_races=True), "favorable", stop_trips=trips, deadline=deadline)
+        m = result.machine
+        if m is None or m.hb is None or m.cluster.size <= 1 or result.outcome not in ("completed", "covered"):
+            break
+        m.hb.races = [r for r in m.hb.races if _crosses(m, r)]
+        races.append(result)
+        if not _ran_empty(m, function):
+            break
+    return race_findings(races_of(races)) if races else []
 
 
 def _cta_of(m: "Machine", thread: int) -> int:
