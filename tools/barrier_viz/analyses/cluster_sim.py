@@ -52,8 +52,6 @@ if TYPE_CHECKING:
 
 MAX_CTAS = 4
 CLUSTER_SYNC_OPS = frozenset({"ttng.cluster_arrive", "ttng.cluster_wait", "ttng.cluster_barrier"})
-PAIRED_MODULE_ATTRS = ("tlx.enable_paired_cta_mma", "ttng.two-ctas")
-MMA_OPS = frozenset({"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"})
 
 
 def cluster_for(function: Operation) -> Cluster:
@@ -75,22 +73,6 @@ def unsupported(cluster: Cluster, function: Operation) -> str:
     return ""
 
 
-def paired(function: Operation) -> bool:
-    """Does the module lower its tcgen05 MMAs and commits as 2-CTA (cta_group::2) ops? The
-    lowering asks the module (`ttng.two-ctas`, which `make_llir`'s CheckMatmulTwoCTAs pass sets
-    from the first MMA's `two_ctas`, or TLX's `tlx.enable_paired_cta_mma`), so one `two_ctas`
-    MMA makes every commit of the module a paired one."""
-    module = next((a for a in function.ancestors() if a.name == "builtin.module"), None)
-    if module is None:
-        return False
-    if any(module.attr(a) is True for a in PAIRED_MODULE_ATTRS):
-        return True
-    if module.attr("ttng.two-ctas") is False:
-        return False
-    first = next((op for op in module.walk() if op.name in MMA_OPS), None)
-    return first is not None and "two_ctas" in first.attributes
-
-
 def coordinates(cluster: Cluster, rank: int) -> tuple[int, int, int]:
     """(x, y, z) of CTA `rank` in its cluster (x varies fastest, like %cluster_ctarank)."""
     dx, dy, _ = cluster.dims
@@ -109,15 +91,19 @@ def pair_of(rank: int) -> tuple[int, int]:
     return base, base + 1
 
 
-def is_paired_op(m: "Machine", op: Operation) -> bool:
-    return m.cluster.size > 1 and m.paired
+def reach(m: "Machine", op: Operation):
+    """How `op`'s arrival or bytes reach the CTAs (`facts.cluster.cta_reach`, the one place that
+    says it for the static rules too). The barrier operand is not passed: the run already
+    resolved remote views to the CTA they name (`h_map_to_remote`)."""
+    from ..facts.cluster import cta_reach
+
+    return cta_reach(op, None, m.cluster, None)
 
 
-def mask_targets(m: "Machine", mask) -> list[int] | None:
+def mask_targets(m: "Machine", op: Operation, mask) -> list[int] | None:
     """CTAs named by a multicast mask value (None: not computable)."""
-    if not isinstance(mask, int):
-        return None
-    return [k for k in range(m.cluster.size) if (mask >> k) & 1]
+    targets = reach(m, op).targets(0, m.cluster, mask if isinstance(mask, int) else None)
+    return sorted(targets) if targets is not None else None
 
 
 def unresolved(m: "Machine", op: Operation, ref) -> None:
@@ -235,11 +221,11 @@ def deliver_tma(m: "Machine", op: Operation, env, who, it, slot: "BarrierSlot", 
         m.access(op, dst, "write", agent, it)
         m.complete_tx(slot, nbytes, op.line, who, agent, it=it)
         return
-    targets = mask_targets(m, env.get(pos[4]))
-    if targets is None:
+    ctas = mask_targets(m, op, env.get(pos[4]))
+    if ctas is None:
         unresolved(m, op, slot.ref)
         return
-    for k in targets:
+    for k in ctas:
         target = m.slots.get(slot.ref.in_cta(k).key)
         if target is None:
             m.notes.append(f"line {op.line}: multicast to CTA {k}, whose barrier is not initialised")
@@ -250,28 +236,25 @@ def deliver_tma(m: "Machine", op: Operation, env, who, it, slot: "BarrierSlot", 
         m.complete_tx(target, nbytes, op.line, who, agent, it=it)
 
 
-def issuing_ctas_clc(m: "Machine", op: Operation, cta: int) -> bool:
-    """TLX's try-cancel is issued by the first CTA along x only (the others skip it)."""
-    return m.cluster.size <= 1 or op.name != "ttng.async_clc_try_cancel" or coordinates(m.cluster, cta)[0] == 0
+def issues(m: "Machine", op: Operation, cta: int) -> bool:
+    """Does CTA `cta` issue `op` (the pair's even CTA for a paired MMA or commit, the first CTA
+    along x for TLX's try-cancel)?"""
+    return m.cluster.size <= 1 or reach(m, op).issues(cta, m.cluster)
 
 
-def clc_targets(m: "Machine", op: Operation, cta: int) -> list[int]:
-    """CTAs that receive a try-cancel's response and bytes."""
+def targets(m: "Machine", op: Operation, cta: int) -> list[int]:
+    """CTAs whose barrier `op` issued by CTA `cta` arrives on or answers (its own when the form
+    does not name others)."""
     if m.cluster.size <= 1:
         return [cta]
-    if op.name == "ttng.async_clc_try_cancel" or op.attr("multicast") is True:
-        return list(range(m.cluster.size))
-    return [cta]
+    t = reach(m, op).targets(cta, m.cluster)
+    return sorted(t) if t else [cta]
 
 
 def mma_targets(m: "Machine", op: Operation, cta: int) -> list[int] | None:
-    """CTAs whose barriers an MMA's or commit's arrivals reach: its own, or both CTAs of the pair
-    for a paired MMA; None when this CTA does not issue it (the odd CTA of a pair)."""
-    if not is_paired_op(m, op):
-        return [cta]
-    if cta & 1:
-        return None
-    return [k for k in pair_of(cta) if k < m.cluster.size]
+    """CTAs whose barriers an MMA's or commit's arrivals reach; None when this CTA does not issue
+    it (the odd CTA of a pair)."""
+    return targets(m, op, cta) if issues(m, op, cta) else None
 
 
 def unequal_work(m: "Machine", blocked) -> str:

@@ -264,7 +264,6 @@ class Machine:
         self.unknown_ifs: set[int] = set()  # lines of scf.if on unknown conditions whose sides differ
         self.deadline = None  # a budget.Deadline: the run stops once it has passed
         self.cluster = cluster_sim.cluster_for(function)  # the CTAs run together (analyses.cluster_sim)
-        self.paired = cluster_sim.paired(function)  # 2-CTA (cta_group::2) tcgen05 MMAs and commits
         self.cga = cluster_sim.cga_for(function) if self.cluster.cga else None  # facts.cga.CgaModule
         self.cluster_arrived: dict[int, int] = {}  # thread -> generation of its pending cluster arrive
         self._cluster_slot: BarrierSlot | None = None
@@ -860,7 +859,7 @@ def _h_clc_try_cancel(m: Machine, op: Operation, env, who, it):
     cga_tx = cluster_sim.cga_tx(m, op, cta) if m.cga is not None else None
     if slot is None and cga_tx and isinstance(env.get(bar), Ref):
         slot = m.slots.get(env.get(bar).in_cta(min(cga_tx)).key)
-    if slot is None or not cluster_sim.issuing_ctas_clc(m, op, cta) or cga_tx == {}:
+    if slot is None or not cluster_sim.issues(m, op, cta) or cga_tx == {}:
         return
     yield Step(op)
     m.clc_issued[cta] = m.clc_issued.get(cta, 0) + 1
@@ -868,7 +867,7 @@ def _h_clc_try_cancel(m: Machine, op: Operation, env, who, it):
     answer = m.params.num_programs * n + m.params.program_id if n < CLC_TILES else -1
     agent = m.agent(who, op)
     # A multicast request answers every CTA of the cluster: a response and 16 bytes each.
-    for k in (sorted(cga_tx) if cga_tx else cluster_sim.clc_targets(m, op, cta)):
+    for k in (sorted(cga_tx) if cga_tx else cluster_sim.targets(m, op, cta)):
         if isinstance(res, Ref):
             m.clc_answers[res.in_cta(k).key] = answer
             m.access(op, res.in_cta(k), "write", agent, it)
