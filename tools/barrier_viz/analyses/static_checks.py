@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..facts.barriers import Barrier, BarrierUse, Role
-from ..facts.values import OpResult
+from ..facts.values import OpResult, reaches_back
 from ..ir.model import Operation
 from ..ir.vocab import LOOP_OPS
 from .findings import Finding, Kind, Severity, finding
@@ -112,32 +112,24 @@ def following_in_iteration(op: Operation, levels: int = 0) -> Iterator[Operation
 
 def _varies_in(name: str, at: Operation, loop: Operation, analysis, budget: int = 400) -> bool:
     """Does value `name` (used at `at`) change from one iteration of `loop` to the next?"""
-    stack = [(name, at)]
-    seen: set[tuple[str, int]] = set()
-    while stack and budget > 0:
-        budget -= 1
-        n, where = stack.pop()
-        if (n, id(where)) in seen:
-            continue
-        seen.add((n, id(where)))
-        defn = analysis.values.lookup(n, where)
+
+    def visit(defn):
         if defn is None:
-            continue
+            return None
         if isinstance(defn, OpResult):
             op = defn.op
-            if loop in op.ancestors():
-                if op.name in LOOP_OPS or op.name == "scf.if":
-                    return True  # results of nested control flow: assume they vary
-                stack.extend((o, op) for o in op.operands)
-            continue
+            if loop not in op.ancestors():
+                return None
+            if op.name in LOOP_OPS or op.name == "scf.if":
+                return True  # results of nested control flow: assume they vary
+            return [(o, op) for o in op.operands]
         block = defn.block
         owner = block.region.parent if block is not None and block.region is not None else None
         if owner is loop and _yielded_unchanged(defn, loop):
-            stack.append((loop.operands[defn.index - 1 + 3], loop))  # the iter-arg keeps its initial value
-            continue
-        if owner is not None and (owner is loop or loop in owner.ancestors()):
-            return True
-    return budget <= 0
+            return [(loop.operands[defn.index - 1 + 3], loop)]  # the iter-arg keeps its initial value
+        return True if owner is not None and (owner is loop or loop in owner.ancestors()) else None
+
+    return reaches_back(analysis.values, name, at, visit, budget)
 
 
 def _yielded_unchanged(arg, loop: Operation) -> bool:

@@ -39,7 +39,7 @@ from ..ir.model import Operation
 from ..ir.types import parse_memdesc
 from . import cga
 from .cluster import RANK_OPS, Cluster, RankEvaluator, cta_reach, multicast_mask  # noqa: F401 (re-exported)
-from .values import OpResult, ValueIndex, captured_operand
+from .values import OpResult, ValueIndex, captured_operand, reaches_back
 
 CLC_RESPONSE_BYTES = 16
 # op -> (barrier operand, data operand, fixed byte count or None: the data view's bytes)
@@ -197,22 +197,13 @@ class Counter:
         return True
 
     def depends_on_rank(self, name: str, at: Operation, budget: int = 200) -> bool:
-        stack = [(name, at)]
-        seen: set[tuple[str, int]] = set()
-        while stack and budget > 0:
-            budget -= 1
-            n, where = stack.pop()
-            if (n, id(where)) in seen:
-                continue
-            seen.add((n, id(where)))
-            d = self.values.lookup(n, where)
+        def visit(d):
             if isinstance(d, OpResult):
-                if d.op.name in RANK_OPS:
-                    return True
-                stack.extend((o, d.op) for o in d.op.operands)
-            elif (cap := captured_operand(d)) is not None:
-                stack.append(cap)
-        return budget <= 0
+                return True if d.op.name in RANK_OPS else [(o, d.op) for o in d.op.operands]
+            cap = captured_operand(d)
+            return [cap] if cap is not None else None
+
+        return reaches_back(self.values, name, at, visit, budget)
 
     # -- targets --------------------------------------------------------------------------------
     def reached(self, op: Operation, barrier: str) -> tuple[Callable[[int], frozenset[int] | None],

@@ -94,3 +94,25 @@ def captured_operand(defn) -> tuple[str, Operation] | None:
     if owner is not None and owner.name == "ttg.warp_specialize" and defn.index < len(owner.operands):
         return owner.operands[defn.index], owner
     return None
+
+
+def reaches_back(values: ValueIndex, name: str, at: Operation, visit, budget: int) -> bool:
+    """Walk back from the value `name` used at `at` through the definitions it is computed from.
+
+    `visit(defn)` sees each definition once (None for a name with no definition) and returns True
+    to stop with a yes, or the (name, op) uses to follow next. The answer is True when a visit
+    said yes, and also when the budget ran out: both callers ask a conservative question ("could
+    it depend on the rank", "could it vary per iteration"), for which "did not finish" is yes."""
+    stack = [(name, at)]
+    seen: set[tuple[str, int]] = set()
+    while stack and budget > 0:
+        budget -= 1
+        n, where = stack.pop()
+        if (n, id(where)) in seen:
+            continue
+        seen.add((n, id(where)))
+        found = visit(values.lookup(n, where))
+        if found is True:
+            return True
+        stack.extend(found or ())
+    return budget <= 0
