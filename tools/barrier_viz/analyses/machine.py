@@ -29,7 +29,7 @@ from typing import Any, Iterator
 from ..ir.model import Block, Operation, Region
 from ..ir.types import memdesc_bytes, parse_memdesc
 from ..ir.vocab import LOOP_OPS
-from . import cluster_sim
+from . import cluster_exit, cluster_sim
 
 Value = Any  # int, Ref, or None (opaque)
 
@@ -275,6 +275,9 @@ class Machine:
             from .hb import HappensBefore
 
             self.hb = HappensBefore()
+        # Remote shared-memory effects of a cluster run (analyses.cluster_exit): (actor, line, CTA) -> stamp.
+        self.remote: dict[tuple, tuple[int, int]] | None = {} if self.hb is not None and self.cluster.size > 1 else None
+        self.agent_issue: dict[int, int] = {}  # agent -> its clock stamp at its latest issue
 
     # -- synchronisation events (kept here so happens-before tracking sees every one) ---------
     def agent(self, who: int, op: Operation, joins: tuple[int, ...] = ()) -> int | None:
@@ -294,7 +297,7 @@ class Machine:
             self.hb.join_threads(aid, [who])
         for j in joins:
             self.hb.join_threads(aid, [j])
-        self.hb.tick(aid)
+        self.agent_issue[aid] = self.hb.tick(aid)
         return aid
 
     def arrive(self, slot: "BarrierSlot", n: int, line: int, who: int, agent: int | None = None,
@@ -303,6 +306,8 @@ class Machine:
         slot.current = (who, it, line)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, agent if agent is not None else who)
+            if self.remote is not None:
+                cluster_exit.note(self, slot.ref.cta, agent if agent is not None else who, line, slot)
         slot.arrive(n, line, who)
         if self.hb is not None and slot.completions != before:
             self.hb.complete(slot.ref.key)
@@ -312,6 +317,8 @@ class Machine:
         slot.current = (who, it, line)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, who)
+            if self.remote is not None:
+                cluster_exit.note(self, slot.ref.cta, who, line, slot)
         slot.expect(nbytes, line, who)
         if self.hb is not None and slot.completions != before:
             self.hb.complete(slot.ref.key)
@@ -322,6 +329,8 @@ class Machine:
         slot.current = (who, it, line)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, agent if agent is not None else who)
+            if self.remote is not None:
+                cluster_exit.note(self, slot.ref.cta, agent if agent is not None else who, line, slot)
         slot.complete_tx(nbytes, line, who)
         if self.hb is not None and slot.completions != before:
             self.hb.complete(slot.ref.key)
@@ -338,6 +347,8 @@ class Machine:
         if self.hb is None or who is None or not isinstance(value, Ref):
             return
         self.hb.access(who, kind, _region(value), op, it)
+        if self.remote is not None:
+            cluster_exit.note(self, value.cta, who, op.line)
 
     # -- setup --------------------------------------------------------------------------------
     def start(self) -> list[Thread]:
