@@ -132,6 +132,16 @@ def test_the_lowerings_exit_cluster_sync_orders_every_remote_access(tmp_path: Pa
     assert _kind(_check(tmp_path, module(rounds(False), paired)), "race.remote_after_exit")
 
 
+def test_a_cluster_barrier_before_the_return_orders_the_trailing_arrive(tmp_path: Path) -> None:
+    """The kernel's own cluster barrier at the end: no CTA leaves before every CTA reached it,
+    and CTA 1 reaches it after its last arrive."""
+    text = module(rounds(last_arrive_skipped=False)).replace("    tt.return", "    ttng.cluster_barrier\n    tt.return")
+    assert "ttng.cluster_barrier" in text
+    doc = _check(tmp_path, text)
+    assert not [f for f in doc["findings"] if f["severity"] == "error"], doc["findings"]
+    assert any(r["outcome"] == "completed" for r in doc["simulation"]["runs"]), doc["simulation"]
+
+
 def test_exit_sync_follows_the_lowering_conditions() -> None:
     def mod(extra: str, tmem: bool, ws: bool = False) -> object:
         body = "  tt.func @k() {\n" + (TMEM if tmem else "") + (

@@ -106,6 +106,7 @@ def remote_after_exit(function: Operation, params, deadline=None) -> list:
     if result.outcome != "completed" or m is None or m.remote is None:
         return []  # only a run in which every CTA exits says what is ordered before each exit
     ops = {op.line: op for op in function.walk()}
+    exit_line = next((op.line for op in reversed(list(function.walk())) if op.name in ("tt.return", "func.return")), 0)
     by_line: dict[int, list] = {}
     for line, issuer, actor, target in unordered_exits(m):
         by_line.setdefault(line, []).append((issuer, actor, target))
@@ -120,10 +121,11 @@ def remote_after_exit(function: Operation, params, deadline=None) -> list:
             Kind.RACE_REMOTE_AFTER_EXIT, Severity.error,
             f"{name} at line {line} ({', '.join(threads)}) reaches the shared memory of {cta_names}, and no thread of "
             f"{cta_names} waits on anything it happens before: in the completed run {cta_names} can finish and exit "
-            "first, and the distributed shared-memory access then faults (an unspecified launch failure) or lands in "
+            f"(return at line {exit_line}) first, and the distributed shared-memory access then faults (an unspecified launch failure) or lands in "
             "the next CTA on that SM.",
             lines=[line], partitions=threads,
-            evidence={"schedule": "favorable", "targets": targets, "target_threads": ends, "op": name},
+            evidence={"schedule": "favorable", "targets": targets, "target_threads": ends, "op": name,
+                      "exit_line": exit_line},
             suggestion="Skip the access when the target will not wait for it any more (predicate the last arrive off, "
                        "as for the final \"no more tiles\" round), or have the target wait for it (or a cluster "
                        "barrier) before it exits."))
