@@ -142,6 +142,46 @@ def test_a_cluster_barrier_before_the_return_orders_the_trailing_arrive(tmp_path
     assert any(r["outcome"] == "completed" for r in doc["simulation"]["runs"]), doc["simulation"]
 
 
+def paired_commits(release_commit: bool, done_commit: bool = True) -> str:
+    """A paired (2-CTA) module without tensor memory (so no exit sync): CTA 0 commits for both
+    CTAs, first on `empty` (the input slot's release, which nobody waits for after the last
+    tile), then on `done` (the accumulator), which each CTA's epilogue waits on."""
+    release = f"      ttng.tc_gen5_commit %empty : {BAR}\n" if release_commit else ""
+    done = f"      ttng.tc_gen5_commit %done : {BAR}\n" if done_commit else ""
+    return f'''  tt.func public @k() {{
+    %c0_i32 = arith.constant 0 : i32
+    %empties = ttg.local_alloc : () -> {BARS}
+    %empty = ttg.memdesc_index %empties[%c0_i32] : {BARS} -> {BAR}
+    ttng.init_barrier %empty, 1 : {BAR}
+    %dones = ttg.local_alloc : () -> {BARS}
+    %done = ttg.memdesc_index %dones[%c0_i32] : {BARS} -> {BAR}
+    ttng.init_barrier %done, 1 : {BAR}
+    ttg.warp_specialize(%empty, %done) attributes {{requestedRegisters = array<i32: 24>}}
+    default {{
+{release}{done}      ttg.warp_yield
+    }}
+    partition0(%e: {BAR}, %d: {BAR}) num_warps(1) {{
+      %z = arith.constant 0 : i32
+      ttng.wait_barrier %d, %z : {BAR}
+      ttg.warp_return
+    }} : ({BAR}, {BAR}) -> ()
+    tt.return
+  }}
+'''
+
+
+def test_a_release_commit_before_the_awaited_commit_has_landed_when_the_epilogue_passes(tmp_path: Path) -> None:
+    """tcgen05 work of one thread completes in issue order: CTA 1's epilogue, having seen the
+    `done` commit land, has seen the earlier `empty` commit land too. Without the later commit
+    nothing in CTA 1 waits, and the release commit into CTA 1 is an error."""
+    paired = "tlx.enable_paired_cta_mma = true, "
+    assert not _kind(_check(tmp_path, module(paired_commits(True), paired)), "race.remote_after_exit")
+    text = module(paired_commits(True), paired).replace("      ttng.wait_barrier %d, %z", "      // no wait")
+    hits = _kind(_check(tmp_path, text), "race.remote_after_exit")
+    assert hits and all(f["partitions"] == ["cta0.default"] for f in hits)
+    assert {t for f in hits for t in f["evidence"]["targets"]} == {1}
+
+
 def test_exit_sync_follows_the_lowering_conditions() -> None:
     def mod(extra: str, tmem: bool, ws: bool = False) -> object:
         body = "  tt.func @k() {\n" + (TMEM if tmem else "") + (

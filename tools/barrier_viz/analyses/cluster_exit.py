@@ -59,6 +59,20 @@ def lowering_exit_sync(module: Operation | None) -> str:
 
 
 # -- recording (called by machine.Machine on every arrival and access of a race-tracking run) ------
+TCGEN05_OPS = frozenset({"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled", "ttng.tc_gen5_commit"})
+
+
+def note_issue(m: "Machine", who: int, aid: int, op: Operation, stamp: int) -> None:
+    """Agent `aid` issued by thread `who` at `op`: its issue stamp, and for tcgen05 work its place
+    in the thread's issue order (tcgen05 ops and commits of one thread complete in issue order)."""
+    order = None
+    if op.name in TCGEN05_OPS:
+        issued = m.tc_issues.setdefault(who, [])
+        order = len(issued)
+        issued.append((aid, stamp))
+    m.agent_issue[aid] = (stamp, order)
+
+
 def note(m: "Machine", target_cta: int, actor: int, line: int, slot=None) -> None:
     """Record an effect of `actor` (a thread, or an agent < 0) on CTA `target_cta`'s shared memory
     when that is not the actor's own CTA. Keeps the latest stamp per (actor, line, target): if the
@@ -68,10 +82,13 @@ def note(m: "Machine", target_cta: int, actor: int, line: int, slot=None) -> Non
     issuer = m.agent_owner.get(actor, 0) if actor < 0 else actor
     if not 0 <= issuer < len(m.threads) or m.threads[issuer].cta == target_cta:
         return
-    stamp = m.agent_issue.get(actor) if actor < 0 else m.hb.clock(actor).get(actor, 0)
-    if stamp is None:
-        return
-    m.remote[(actor, line, target_cta)] = (stamp, issuer)
+    if actor < 0:
+        if actor not in m.agent_issue:
+            return
+        stamp, order = m.agent_issue[actor]
+    else:
+        stamp, order = m.hb.clock(actor).get(actor, 0), None
+    m.remote[(actor, line, target_cta)] = (stamp, issuer, order)
 
 
 # -- the rule ------------------------------------------------------------------------------------
@@ -79,12 +96,22 @@ def unordered_exits(m: "Machine") -> list[tuple[int, int, int, int]]:
     """(line, issuing thread, actor, target CTA) of the recorded remote effects that no thread of
     their target CTA is ordered after, at the end of a completed run of `m`."""
     out = []
-    for (actor, line, target), (stamp, issuer) in sorted(m.remote.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        home = [t.index for t in m.threads if t.cta == target]
-        if any(m.hb.clock(t).get(actor, 0) >= stamp for t in home):
+    for (actor, line, target), (stamp, issuer, order) in sorted(m.remote.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        clocks = [m.hb.clock(t.index) for t in m.threads if t.cta == target]
+        if any(c.get(actor, 0) >= stamp for c in clocks):
+            continue
+        if order is not None and _later_tcgen05_seen(m.tc_issues.get(issuer, [])[order:], clocks):
             continue
         out.append((line, issuer, actor, target))
     return out
+
+
+def _later_tcgen05_seen(later: list[tuple[int, int]], clocks: list[dict]) -> bool:
+    """Has the target seen the completion of a tcgen05 op or commit its issuer issued at or after
+    this one? Then this one has completed too: a commit arrives once all of the thread's earlier
+    tcgen05 work is done, in issue order (an epilogue waiting on the last commit has seen the
+    earlier release commits land)."""
+    return any(c.get(aid, 0) >= stamp for aid, stamp in reversed(later) for c in clocks)
 
 
 def remote_after_exit(function: Operation, params, deadline=None) -> list:

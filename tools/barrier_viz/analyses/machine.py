@@ -275,9 +275,11 @@ class Machine:
             from .hb import HappensBefore
 
             self.hb = HappensBefore()
-        # Remote shared-memory effects of a cluster run (analyses.cluster_exit): (actor, line, CTA) -> stamp.
-        self.remote: dict[tuple, tuple[int, int]] | None = {} if self.hb is not None and self.cluster.size > 1 else None
-        self.agent_issue: dict[int, int] = {}  # agent -> its clock stamp at its latest issue
+        # Remote shared-memory effects of a cluster run (analyses.cluster_exit):
+        # (actor, line, target CTA) -> (stamp, issuing thread, tcgen05 order).
+        self.remote: dict[tuple, tuple] | None = {} if self.hb is not None and self.cluster.size > 1 else None
+        self.agent_issue: dict[int, tuple] = {}  # agent -> (its stamp, tcgen05 order) at its latest issue
+        self.tc_issues: dict[int, list[tuple[int, int]]] = {}  # thread -> (agent, stamp) of its tcgen05 issues
 
     # -- synchronisation events (kept here so happens-before tracking sees every one) ---------
     def agent(self, who: int, op: Operation, joins: tuple[int, ...] = ()) -> int | None:
@@ -297,7 +299,9 @@ class Machine:
             self.hb.join_threads(aid, [who])
         for j in joins:
             self.hb.join_threads(aid, [j])
-        self.agent_issue[aid] = self.hb.tick(aid)
+        stamp = self.hb.tick(aid)
+        if self.remote is not None:
+            cluster_exit.note_issue(self, who, aid, op, stamp)
         return aid
 
     def arrive(self, slot: "BarrierSlot", n: int, line: int, who: int, agent: int | None = None,
