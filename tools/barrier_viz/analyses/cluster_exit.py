@@ -15,7 +15,10 @@ completed run: each remote effect is recorded with the clock stamp of its actor 
 for an asynchronous agent (a TMA transfer, a tcgen05 commit) its issue: all of one issue's
 arrivals are one completion); it is ordered before the target's exit when some thread of the
 target CTA ends with a clock covering that stamp (the main thread joins its partitions, so a
-partition's wait counts).
+partition's wait counts). tcgen05 work of one thread completes in issue order, so a paired
+commit into the peer is ordered too once the peer has seen a later tcgen05 completion of the
+same thread land (the epilogue's wait on the accumulator commit covers the release commits
+issued before it).
 
 Where the lowering itself syncs the cluster before exit, every access is ordered and nothing is
 reported: fbtriton 3.7.4's tensor-memory lowering (`NVGPUToLLVMPass.cpp`, `freeTMAlloc`) puts
