@@ -317,7 +317,15 @@ def cluster_races(function: Operation, params, trips: int, deadline=None) -> lis
         races.append(result)
         if not _ran_empty(m, function):
             break
-    return race_findings(races_of(races)) if races else []
+    return (race_findings(races_of(races)) if races else []) + remote_after_exit(function, params, deadline)
+
+
+def remote_after_exit(function: Operation, params, deadline=None) -> list:
+    """Remote accesses into a CTA that may have exited (`analyses.cluster_exit`, its own run to
+    the end: the race run above stops once the loops are covered)."""
+    from .cluster_exit import remote_after_exit as rule
+
+    return rule(function, params, deadline)
 
 
 def _cta_of(m: "Machine", thread: int) -> int:

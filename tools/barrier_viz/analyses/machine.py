@@ -29,7 +29,7 @@ from typing import Any, Iterator
 from ..ir.model import Block, Operation, Region
 from ..ir.types import memdesc_bytes, parse_memdesc
 from ..ir.vocab import LOOP_OPS
-from . import cluster_sim
+from . import cluster_exit, cluster_sim
 
 Value = Any  # int, Ref, or None (opaque)
 
@@ -275,6 +275,11 @@ class Machine:
             from .hb import HappensBefore
 
             self.hb = HappensBefore()
+        # Remote shared-memory effects of a cluster run (analyses.cluster_exit):
+        # (actor, line, target CTA) -> (stamp, issuing thread, tcgen05 order).
+        self.remote: dict[tuple, tuple] | None = {} if self.hb is not None and self.cluster.size > 1 else None
+        self.agent_issue: dict[int, tuple] = {}  # agent -> (its stamp, tcgen05 order) at its latest issue
+        self.tc_issues: dict[int, list[tuple[int, int]]] = {}  # thread -> (agent, stamp) of its tcgen05 issues
 
     # -- synchronisation events (kept here so happens-before tracking sees every one) ---------
     def agent(self, who: int, op: Operation, joins: tuple[int, ...] = ()) -> int | None:
@@ -294,7 +299,9 @@ class Machine:
             self.hb.join_threads(aid, [who])
         for j in joins:
             self.hb.join_threads(aid, [j])
-        self.hb.tick(aid)
+        stamp = self.hb.tick(aid)
+        if self.remote is not None:
+            cluster_exit.note_issue(self, who, aid, op, stamp)
         return aid
 
     def arrive(self, slot: "BarrierSlot", n: int, line: int, who: int, agent: int | None = None,
@@ -303,6 +310,8 @@ class Machine:
         slot.current = (who, it, line)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, agent if agent is not None else who)
+            if self.remote is not None:
+                cluster_exit.note(self, slot.ref.cta, agent if agent is not None else who, line, slot)
         slot.arrive(n, line, who)
         if self.hb is not None and slot.completions != before:
             self.hb.complete(slot.ref.key)
@@ -312,6 +321,8 @@ class Machine:
         slot.current = (who, it, line)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, who)
+            if self.remote is not None:
+                cluster_exit.note(self, slot.ref.cta, who, line, slot)
         slot.expect(nbytes, line, who)
         if self.hb is not None and slot.completions != before:
             self.hb.complete(slot.ref.key)
@@ -322,6 +333,8 @@ class Machine:
         slot.current = (who, it, line)
         if self.hb is not None:
             self.hb.arrive(slot.ref.key, agent if agent is not None else who)
+            if self.remote is not None:
+                cluster_exit.note(self, slot.ref.cta, agent if agent is not None else who, line, slot)
         slot.complete_tx(nbytes, line, who)
         if self.hb is not None and slot.completions != before:
             self.hb.complete(slot.ref.key)
@@ -338,6 +351,8 @@ class Machine:
         if self.hb is None or who is None or not isinstance(value, Ref):
             return
         self.hb.access(who, kind, _region(value), op, it)
+        if self.remote is not None:
+            cluster_exit.note(self, value.cta, who, op.line)
 
     # -- setup --------------------------------------------------------------------------------
     def start(self) -> list[Thread]:

@@ -6,7 +6,9 @@ consequence. Every finding gets one of four outcomes, derived here and nowhere e
 * `hang`: the kernel never completes (a phase that is never produced, a cycle, bytes that never
   land exactly, a friendly schedule that already blocks);
 * `wrong results`: the kernel completes, but some access is not ordered after the one it should
-  follow (a read before the data lands, an overwrite of a slot still being read);
+  follow (a read before the data lands, an overwrite of a slot still being read); a remote
+  access into a CTA that may have exited counts here too (the launch fails, or the access lands
+  in whatever CTA occupies that shared memory next: the results cannot be trusted either way);
 * `hang or wrong results, depending on timing`: the same defect ends either way depending on
   which partition runs ahead (a constant parity in a loop; a race whose simulated witness
   blocks only under an adversarial schedule);
@@ -32,10 +34,12 @@ NOT_JUDGED = "not judged"
 OUTCOMES = (HANG, WRONG, EITHER, HARMLESS, NOT_JUDGED)
 _LIMIT_KINDS = {"model.limit", "limit.unresolved_value"}
 
-_HANG_KINDS = {"deadlock.no_producer", "deadlock.parity_cadence", "deadlock.cycle", "expect.bytes_mismatch"}
+_HANG_KINDS = {"deadlock.no_producer", "deadlock.parity_cadence", "deadlock.cycle", "expect.bytes_mismatch",
+               "wait.remote_barrier"}  # a wait polling a shared::cluster address never sees its phase
 _EITHER_KINDS = {"phase.constant_in_loop"}
 _WRONG_KINDS = {"race.packed_tmem_overwrite", "race.redundant_zero_store", "race.missing_acquire",
-                "race.unsynchronized_read", "token.not_loop_carried"}
+                "race.unsynchronized_read", "token.not_loop_carried",
+                "race.remote_after_exit"}  # an access into an exited CTA: a launch failure or a corrupted peer
 # Kinds whose consequence the rule that raised them states in the evidence (`consequence`): an
 # explanation says whether the access it looks at is ordered by something else.
 _EVIDENCE_KINDS = {"channel.same_partition", "arrive.unpaired"}

@@ -53,6 +53,9 @@ def static_findings(analysis) -> list[Finding]:
     from .early_release import early_releases  # its own module; it reuses the helpers below
 
     out += early_releases(analysis)
+    from .remote_wait import remote_waits  # its own module: a cluster rule on the barrier's address space
+
+    out += remote_waits(analysis)
     return out
 
 
