@@ -127,7 +127,8 @@ def build(args: argparse.Namespace) -> None:
                 if case["spec"].get("knobs"):
                     source["knobs"] = case["spec"]["knobs"]
                 if side_name == "buggy":
-                    findings, absent = _checked_expectations(case, text), []
+                    # `absent` on a buggy side: a fix whose bug the released lowering already prevents
+                    findings, absent = _checked_expectations(case, text), list(case.get("absent") or [])
                     notes = f"regression (buggy side of {case['fix']}: {title}). {case['notes']}"
                 else:
                     findings, absent = [], list(VERDICT_FAMILIES)
