@@ -53,8 +53,10 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 twin.settle_outcome()
                 continue
             found.append(f)
-        if dyn.simulated and dyn.witness is None:
-            # Races between the CTAs of a cluster: only a run sees the peer's accesses.
+        if dyn.simulated:
+            # Races between the CTAs of a cluster: only a run sees the peer's accesses. Also
+            # when the kernel hangs: a read let in by a phase that completed early comes before
+            # the hang it leads to (cluster_races says which runs' races stand).
             from .cluster_sim import cluster_races
             from .schedule import default_trips
 
