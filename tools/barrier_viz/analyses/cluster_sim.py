@@ -284,7 +284,8 @@ def unequal_work(m: "Machine", blocked) -> str:
 
 
 def cluster_races(function: Operation, params, trips: int, deadline=None) -> list:
-    """Races between the CTAs of a cluster, from one friendly run with happens-before tracking.
+    """Races between the CTAs of a cluster (and on CLC responses), from the friendliest schedule
+    run with happens-before tracking.
 
     The static race rules reason about one CTA; they cannot see a multicast TMA load writing a
     peer's buffer while the peer still reads it, a paired MMA reading the peer's operand tiles
