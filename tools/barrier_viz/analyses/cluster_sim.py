@@ -283,7 +283,7 @@ def unequal_work(m: "Machine", blocked) -> str:
     return ""
 
 
-def cluster_races(function: Operation, params, trips: int, deadline=None) -> list:
+def cluster_races(function: Operation, params, trips: int, deadline=None, adjust=None) -> list:
     """Races between the CTAs of a cluster (and on CLC responses), from the friendliest schedule
     run with happens-before tracking.
 
@@ -315,7 +315,6 @@ def cluster_races(function: Operation, params, trips: int, deadline=None) -> lis
     from dataclasses import replace
 
     from .explore import race_findings, races_of
-    from .schedule import run
 
     cluster = cluster_for(function)
     clc = any(op.name in CLC_TRY_OPS for op in function.walk())
@@ -332,25 +331,58 @@ def cluster_races(function: Operation, params, trips: int, deadline=None) -> lis
     # the loops run.
     races: list = []
     for attempt in (params, replace(params, arg_values=(), int_args=max(256, params.int_args))):
-        tracked = replace(attempt, track_races=True, late_clc=clc)
-        result = run(function, tracked, "favorable", stop_trips=trips, deadline=deadline)
-        if result.machine is None or result.machine.hb is None or not _races_stand(result):
+        result = _race_run(function, replace(attempt, track_races=True, late_clc=clc), trips, deadline)
+        if result is None:
             break
-        if result.outcome == "covered":
-            # The same schedule on to the end (the covered run is its prefix); if what comes
-            # after is no verdict (CTAs out of step hang on unequal work), the prefix stands.
-            full = run(function, tracked, "favorable", deadline=deadline)
-            if full.machine is not None and full.machine.hb is not None and _races_stand(full):
-                result = full
-        m = result.machine
-        smem = _smem_storages(function)
-        kept = [r for r in m.hb.races if _crosses(m, r) or _on_clc_response(r) or _cluster_op_in_smem(m, r, smem)]
-        # One finding per pair of lines: the copy that crosses CTAs names both CTAs, so it goes first.
-        m.hb.races = sorted(kept, key=lambda r: not _crosses(m, r))
         races.append(result)
-        if not _ran_empty(m, function):
+        if result.outcome == "deadlock":
+            # The hang came inside a loop, so what follows the loop (an epilogue's MMA after the
+            # last tile) never ran: a launch with less work per loop may end the loop first.
+            races += _shorter_launch(function, replace(attempt, track_races=True, late_clc=clc), trips, deadline,
+                                     adjust)
+        if not _ran_empty(result.machine, function):
             break
     return race_findings(races_of(races)) if races else []
+
+
+def _race_run(function: Operation, tracked, trips: int, deadline):
+    """One race run (the favorable schedule, stopped at `trips`, then on to the end), its races
+    filtered to those `cluster_races` reports; None when its races do not stand."""
+    from .schedule import run
+
+    result = run(function, tracked, "favorable", stop_trips=trips, deadline=deadline)
+    if result.machine is None or result.machine.hb is None or not _races_stand(result):
+        return None
+    if result.outcome == "covered":
+        # The same schedule on to the end (the covered run is its prefix); if what comes after
+        # is no verdict (CTAs out of step hang on unequal work), the prefix stands.
+        full = run(function, tracked, "favorable", deadline=deadline)
+        if full.machine is not None and full.machine.hb is not None and _races_stand(full):
+            result = full
+    m = result.machine
+    smem = _smem_storages(function)
+    kept = [r for r in m.hb.races if _crosses(m, r) or _on_clc_response(r) or _cluster_op_in_smem(m, r, smem)]
+    # One finding per pair of lines: the copy that crosses CTAs names both CTAs, so it goes first.
+    m.hb.races = sorted(kept, key=lambda r: not _crosses(m, r))
+    return result
+
+
+def _shorter_launch(function: Operation, tracked, trips: int, deadline, adjust=None) -> list:
+    """After a race run that hung: the run at the smallest launch below it (every argument at
+    one of `INT_ARG_CANDIDATES`, moved by `adjust` to one the kernel admits: whole tiles) that
+    does not hang, if its races stand."""
+    from dataclasses import replace
+
+    from .schedule import INT_ARG_CANDIDATES
+
+    for value in INT_ARG_CANDIDATES:
+        if value >= tracked.int_args:
+            break
+        trial = replace(tracked, arg_values=(), int_args=value)
+        result = _race_run(function, adjust(trial) if adjust is not None else trial, trips, deadline)
+        if result is not None and result.outcome != "deadlock":
+            return [result]
+    return []
 
 
 def _races_stand(result) -> bool:

@@ -60,7 +60,8 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
             from .cluster_sim import cluster_races
             from .schedule import default_trips
 
-            for f in cluster_races(fn, dyn.params, default_trips(fn), dyn.budget.deadline if dyn.budget else None):
+            for f in cluster_races(fn, dyn.params, default_trips(fn), dyn.budget.deadline if dyn.budget else None,
+                                   adjust):
                 if not any(s.kind.startswith("race.") and set(s.lines) == set(f.lines) for s in found):
                     found.append(f)
         if launch is not None and dyn.runs:
