@@ -180,3 +180,50 @@ def test_a_single_cta_kernel_without_clc_gets_no_run_race_verdicts() -> None:
     single-CTA kernel is not run for races here."""
     text = module(reduction(expect=8), ctas=1)
     assert cluster_races(_fn(text), Params(), 2) == []
+
+
+CASES = Path(__file__).resolve().parent.parent / "evals" / "cases"
+
+
+def _case_races(tmp_path: Path, case: str) -> list[dict]:
+    """race.* errors of `check` on a committed eval case's input (the fork's own kernel)."""
+    src = CASES / case / "input.ttgir.gz"
+    if not src.exists():
+        pytest.skip(f"{src} absent")
+    r = run_cli("check", str(src), "--format", "json")
+    assert r.exception is None, r.exception
+    return _errors(json.loads(r.stdout), "race.")
+
+
+def _at(races: list[dict], line: int, partition: str) -> bool:
+    return any(line in f["lines"] and partition in f["partitions"] for f in races)
+
+
+def test_the_leaders_paired_mma_reading_its_own_ctas_unwaited_tiles_is_a_race(tmp_path: Path) -> None:
+    """TLX 2-CTA FA backward without the k_fulls / v_fulls waits (7c8fadc78's buggy side): the
+    leader's paired MMA (Dot 1 at line 467, Dot 2 at line 477) reads k/v tiles its own CTA's
+    loader is still filling. Both sides are in CTA 0, but the MMA is a cluster op ordered only
+    through the leader's barriers, which the per-CTA static rules cannot follow; the fixed side
+    (with the waits) is clean."""
+    races = _case_races(tmp_path, "regression.tlx_fa_bwd_2cta_kv_fulls.7c8fadc78.buggy")
+    assert _at(races, 467, "cta0.partition1") and _at(races, 477, "cta0.partition1"), races
+    assert not _case_races(tmp_path, "regression.tlx_fa_bwd_2cta_kv_fulls.7c8fadc78.fixed")
+
+
+def test_the_epilogues_read_after_the_last_tile_is_seen_by_a_run_that_finishes(tmp_path: Path) -> None:
+    """8c1efd3d3's buggy side: dsT_tmem_fulls expects one arrival, so the leader's Dot 4 reads
+    CTA 1's dsT before CTA 1 stored it, in the loop (line 524) and in the epilogue after the last
+    tile (line 548). A run stopped once every loop ran twice never gets to the epilogue; the race
+    run goes on to the end."""
+    races = _case_races(tmp_path, "regression.tlx_fa_bwd_2cta_dsT.8c1efd3d3.buggy")
+    assert _at(races, 524, "cta0.partition1") and _at(races, 548, "cta0.partition1"), races
+    assert not _case_races(tmp_path, "regression.tlx_fa_bwd_2cta_dsT.8c1efd3d3.fixed")
+
+
+def test_a_run_that_hangs_in_the_loop_is_followed_by_a_shorter_launch_for_the_epilogue(tmp_path: Path) -> None:
+    """3b595a6bc's buggy side: without the q_fulls waits the producer overruns and the main
+    launch hangs inside the loop; the in-loop Dot 4 race (line 524) comes before the hang. The
+    epilogue's Dot 4 (line 547) is reached at a launch of one tile, where the loop ends first."""
+    races = _case_races(tmp_path, "regression.tlx_fa_bwd_2cta_q_fulls.3b595a6bc.buggy")
+    assert _at(races, 524, "cta0.partition1") and _at(races, 547, "cta0.partition1"), races
+    assert not _case_races(tmp_path, "regression.tlx_fa_bwd_2cta_q_fulls.3b595a6bc.fixed")
