@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..facts.cluster import Cluster, cluster_of_module
+from ..facts.cluster import Cluster, ReachKind, cluster_of_module
 from ..ir.model import Operation
 from ..ir.types import memdesc_bytes
 
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 
 MAX_CTAS = 4
 CLUSTER_SYNC_OPS = frozenset({"ttng.cluster_arrive", "ttng.cluster_wait", "ttng.cluster_barrier"})
+CLC_TRY_OPS = frozenset({"ttng.async_clc_try_cancel", "ttng.clc_try_cancel"})
+CLC_RESPONSE_OPS = CLC_TRY_OPS | {"ttng.clc_query_cancel", "ttng.clc_load_result"}  # write / read the response
 
 
 def cluster_for(function: Operation) -> Cluster:
@@ -281,22 +283,42 @@ def unequal_work(m: "Machine", blocked) -> str:
     return ""
 
 
-def cluster_races(function: Operation, params, trips: int, deadline=None) -> list:
-    """Races between the CTAs of a cluster, from one friendly run with happens-before tracking.
+def cluster_races(function: Operation, params, trips: int, deadline=None, adjust=None) -> list:
+    """Races between the CTAs of a cluster (and on CLC responses), from the friendliest schedule
+    run with happens-before tracking.
 
     The static race rules reason about one CTA; they cannot see a multicast TMA load writing a
     peer's buffer while the peer still reads it, a paired MMA reading the peer's operand tiles
     before they land, or a remote store racing the peer's read. The run can: every access is
-    recorded in the CTA whose memory it touches. Only races that cross CTAs are kept (one side
-    runs in another CTA than the other, or touches another CTA's memory); races inside one CTA
-    stay with the static rules, as for single-CTA kernels."""
+    recorded in the CTA whose memory it touches. Kept: races that cross CTAs (one side runs in
+    another CTA than the other, or touches another CTA's memory); races inside one CTA on shared
+    memory where one side is a cluster op (`_cluster_op_in_smem`: a paired MMA reading the
+    tiles its CTA's own loads fill, ordered only through the leader's barriers); races on a CLC
+    response (`_on_clc_response`). Other races inside one CTA stay with the static rules, as
+    for single-CTA kernels.
+
+    A run stopped at `trips` (the coverage the deadlock runs ask for) goes on to the end once
+    more: a read after the last tile (an epilogue's MMA) is made only by a run that finishes
+    (within the step bound and `deadline`); when that longer run's end is no verdict, the
+    covered prefix's races stand alone.
+
+    Which runs count (`_races_stand`): every access of a run happened on a schedule the hardware
+    can take, so a race seen before the run stopped is real whether the run then completed, was
+    stopped by a bound, or hung. A phase that completes early (an expect that leaves out a
+    peer's bytes, a flipped wait that passes on a fresh barrier) lets the reader in before the
+    write lands; the run then hangs or hits a slot anomaly, and those races are the cause. Races
+    are discarded only when the interpreter could not run the kernel faithfully (`not_simulated`:
+    what came before the unmodelled op may already be mis-ordered) or when the run's hang is
+    itself not a verdict (`deadlock._unmodelled`: a barrier an unmodelled op touches, trip counts
+    assumed in some partitions only, CTAs of one cluster given unequal work): then the orders
+    the run drew from those barriers and loops are not the kernel's."""
     from dataclasses import replace
 
     from .explore import race_findings, races_of
-    from .schedule import run
 
     cluster = cluster_for(function)
-    if cluster.size <= 1 or cluster.cga:
+    clc = any(op.name in CLC_TRY_OPS for op in function.walk())
+    if (cluster.size <= 1 and not clc) or cluster.cga:
         # CGA form: a split barrier has one copy per CTA group and a leader-issued multicast
         # (CLC) is ordered only after its own group's releases; whether the lowering orders the
         # other groups' reads some other way is not settled here, so no race verdicts.
@@ -309,13 +331,16 @@ def cluster_races(function: Operation, params, trips: int, deadline=None) -> lis
     # the loops run.
     races: list = []
     for attempt in (params, replace(params, arg_values=(), int_args=max(256, params.int_args))):
-        result = run(function, replace(attempt, track_races=True), "favorable", stop_trips=trips, deadline=deadline)
-        m = result.machine
-        if m is None or m.hb is None or m.cluster.size <= 1 or result.outcome not in ("completed", "covered"):
+        result = _race_run(function, replace(attempt, track_races=True, late_clc=clc), trips, deadline)
+        if result is None:
             break
-        m.hb.races = [r for r in m.hb.races if _crosses(m, r)]
         races.append(result)
-        if not _ran_empty(m, function):
+        if result.outcome == "deadlock":
+            # The hang came inside a loop, so what follows the loop (an epilogue's MMA after the
+            # last tile) never ran: a launch with less work per loop may end the loop first.
+            races += _shorter_launch(function, replace(attempt, track_races=True, late_clc=clc), trips, deadline,
+                                     adjust)
+        if not _ran_empty(result.machine, function):
             break
     return (race_findings(races_of(races)) if races else []) + remote_after_exit(function, params, deadline)
 
@@ -326,6 +351,84 @@ def remote_after_exit(function: Operation, params, deadline=None) -> list:
     from .cluster_exit import remote_after_exit as rule
 
     return rule(function, params, deadline)
+
+
+def _race_run(function: Operation, tracked, trips: int, deadline):
+    """One race run (the favorable schedule, stopped at `trips`, then on to the end), its races
+    filtered to those `cluster_races` reports; None when its races do not stand."""
+    from .schedule import run
+
+    result = run(function, tracked, "favorable", stop_trips=trips, deadline=deadline)
+    if result.machine is None or result.machine.hb is None or not _races_stand(result):
+        return None
+    if result.outcome == "covered":
+        # The same schedule on to the end (the covered run is its prefix); if what comes after
+        # is no verdict (CTAs out of step hang on unequal work), the prefix stands.
+        full = run(function, tracked, "favorable", deadline=deadline)
+        if full.machine is not None and full.machine.hb is not None and _races_stand(full):
+            result = full
+    m = result.machine
+    smem = _smem_storages(function)
+    kept = [r for r in m.hb.races if _crosses(m, r) or _on_clc_response(r) or _cluster_op_in_smem(m, r, smem)]
+    # One finding per pair of lines: the copy that crosses CTAs names both CTAs, so it goes first.
+    m.hb.races = sorted(kept, key=lambda r: not _crosses(m, r))
+    return result
+
+
+def _shorter_launch(function: Operation, tracked, trips: int, deadline, adjust=None) -> list:
+    """After a race run that hung: the run at the smallest launch below it (every argument at
+    one of `INT_ARG_CANDIDATES`, moved by `adjust` to one the kernel admits: whole tiles) that
+    does not hang, if its races stand."""
+    from dataclasses import replace
+
+    from .schedule import INT_ARG_CANDIDATES
+
+    for value in INT_ARG_CANDIDATES:
+        if value >= tracked.int_args:
+            break
+        trial = replace(tracked, arg_values=(), int_args=value)
+        result = _race_run(function, adjust(trial) if adjust is not None else trial, trips, deadline)
+        if result is not None and result.outcome != "deadlock":
+            return [result]
+    return []
+
+
+def _races_stand(result) -> bool:
+    """Do the races this run observed stand as verdicts (see `cluster_races`)?"""
+    if result.outcome in ("completed", "covered", "bound_reached"):
+        return True
+    if result.outcome == "deadlock":
+        from .deadlock import _unmodelled
+
+        return not _unmodelled(result)
+    return False
+
+
+def _smem_storages(function: Operation) -> set[str]:
+    """Storage names (`machine._region`) of the shared-memory allocations."""
+    return {f"{op.results[0]}@{op.line}" for op in function.walk() if op.name == "ttg.local_alloc" and op.results}
+
+
+def _cluster_op_in_smem(m: "Machine", race, smem: set[str]) -> bool:
+    """A race inside one CTA, on shared memory, where one side is an op that reaches across the
+    CTAs (a paired MMA, a multicast load, a remote copy). A 2-CTA MMA is issued by the leader
+    for both CTAs and must wait, on the leader's barriers, for the tiles each CTA's loader fills;
+    the static TMA-channel rules pair a load with the waits of its own CTA and cannot follow
+    that, so the run reports it even when the tile and the reader are in the same CTA. TMEM
+    races stay out: tensor memory reinterpreted to another shape (a QK accumulator reused for P
+    or dQ) is placed by column only approximately here."""
+    storage = race.first.region.storage
+    if len(storage) < 2 or storage[0] != "alloc" or storage[1] not in smem:
+        return False
+    return any(reach(m, a.op).kind is not ReachKind.OWN for a in (race.first, race.second))
+
+
+def _on_clc_response(race) -> bool:
+    """A race on a CLC response buffer: try-cancel's hardware write against a query or load of
+    the answer. No static rule follows that buffer (it is neither a TMA channel nor TMEM), and
+    the run lands each response as late as the hardware may (`Params.late_clc`), so a read that
+    polls before the answer came is seen, in a single CTA too."""
+    return race.first.op.name in CLC_RESPONSE_OPS and race.second.op.name in CLC_RESPONSE_OPS
 
 
 def _cta_of(m: "Machine", thread: int) -> int:

@@ -205,6 +205,7 @@ class Params:
     arg_values: tuple[tuple[int, int], ...] = ()  # (argument position, value) overriding int_args
     max_ops: int = 3_000_000  # operations executed (visible or not) before a run stops
     unknown_if_else: bool = False  # an scf.if on an unknown condition whose sides differ takes else
+    late_clc: bool = False  # CLC responses land only when no partition can go on (cluster_sim.cluster_races)
     program_ids: tuple[int, ...] = ()  # per axis (x, y, z), overriding program_id
     grid: tuple[int, ...] = ()  # programs per axis, overriding num_programs
 
@@ -270,6 +271,8 @@ class Machine:
         self.sync_after: Operation | None = None  # the entry block's last init_barrier (cluster start-up sync)
         self.early: dict[tuple, list[tuple[int, str]]] = {}  # slot key -> remote uses before its init
         self.deferred: dict[int, list[tuple]] = {}  # thread -> tcgen05 arrivals not landed yet
+        self.land_after_pass: dict[int, tuple] = {}  # thread -> barrier whose held CLC answer lands once it passes
+        self.late: list[tuple] = []  # CLC responses not landed (params.late_clc): (own slot key, slot, line, who, agent, it)
         self._cta_loops: dict[int, dict[int, list[int]]] = {}  # id(loop) -> CTA -> [most trips, exits, total]
         if self.params.track_races:
             from .hb import HappensBefore
@@ -433,6 +436,23 @@ class Machine:
         a witness in which a consumer sees the completion before the issuer's very next wait
         (the MMA warp stalled for its whole MMA) is not one the hardware takes."""
         self.deferred.setdefault(who, []).append((slot, line, agent, it))
+
+    def land_late(self, who: int | None = None, key: tuple | None = None) -> bool:
+        """Land CLC responses held back by `params.late_clc` (False: none was held): those thread
+        `who` requested on its barrier `key` (it now polls that barrier: the answer lands after
+        the poll), or, without arguments, the oldest request (the scheduler's call when no
+        partition can go on: the hardware answers at some unknown later time, but it answers)."""
+        if not self.late:
+            return False
+        if who is None:
+            who, key = self.late[0][3], self.late[0][0]
+        held = [e for e in self.late if e[3] == who and e[0] == key]
+        if not held:
+            return False
+        self.late = [e for e in self.late if not (e[3] == who and e[0] == key)]
+        for _, slot, line, by, agent, it in held:
+            self.complete_tx(slot, 16, line, by, agent, it=it)
+        return True
 
     def land_async(self, who: int) -> None:
         """Deliver `who`'s pending tcgen05 completions (in issue order)."""
@@ -887,7 +907,14 @@ def _h_clc_try_cancel(m: Machine, op: Operation, env, who, it):
             m.clc_answers[res.in_cta(k).key] = answer
             m.access(op, res.in_cta(k), "write", agent, it)
         target = m.slots.get(slot.ref.in_cta(k).key)
-        if target is not None:
+        if target is not None and m.params.late_clc:
+            # The response lands late: after the asking partition's next poll of this barrier,
+            # or once no partition can go on (`Machine.land_late`). The partition that asks
+            # usually reads the answer too, so landing at issue would hide every read that
+            # polls before the answer came (a flipped consumer wait on a fresh barrier). The
+            # answer itself is known at issue, only for the run's control flow.
+            m.late.append((slot.ref.key, target, op.line, who, agent, it))
+        elif target is not None:
             m.complete_tx(target, 16, op.line, who, agent, it=it)
 
 

@@ -114,6 +114,8 @@ def _run_policy(machine: Machine, policy: str, watched: list[int], stop_trips: i
                 return RunResult("completed", policy, steps, machine)
             runnable = [t for t in threads if not t.done and _runnable(t)]
             if not runnable:
+                if machine.land_late():
+                    continue
                 return RunResult("deadlock", policy, steps, machine, _blocked(machine))
             if rng is not None:
                 t = rng.choice(runnable)
@@ -243,6 +245,8 @@ def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched
                         rr = (rr + k + 1) % n
                         break
             if chosen is None:
+                if machine.land_late():
+                    continue
                 return RunResult("deadlock", policy, steps, machine, _blocked(machine))
             steps += _advance(chosen, 1)
             if observer is not None:
@@ -265,6 +269,10 @@ def _advance(t: Thread, quantum: int) -> int:
             return taken  # still blocked
         if isinstance(t.pending, Wait):
             t.machine.passed(t.pending.slot, t.index, t.pending.parity)
+            if t.machine.land_after_pass:
+                key = t.machine.land_after_pass.pop(t.index, None)
+                if key is not None:
+                    t.machine.land_late(t.index, key)
         try:
             nxt = next(t.gen)
         except StopIteration:
@@ -274,6 +282,15 @@ def _advance(t: Thread, quantum: int) -> int:
             return taken + 1
         t.pending = nxt
         t.polled = False
+        if isinstance(nxt, Wait) and t.machine.late:
+            # A CLC response this partition asked for on this barrier lands after this poll; a
+            # poll that already passes acquires what the barrier held before it (the answer
+            # lands once the wait is passed).
+            t.polled = nxt.slot.parity != nxt.parity
+            if t.polled:
+                t.machine.land_after_pass[t.index] = nxt.slot.ref.key
+            else:
+                t.machine.land_late(t.index, nxt.slot.ref.key)
         if isinstance(nxt, (Wait, Join)) and t.machine.deferred.get(t.index):
             # The wait polls first; the issuer's tcgen05 completions land after that poll (a
             # wait that found its phase done then passes). Without pending completions the poll

@@ -38,6 +38,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
     dyn: DeadlockAnalysis | None = None
     inputs: InputSearch | None = None
     user: PointResult | None = None
+    run_races: list[Finding] = []  # cluster_races' findings (a launch the IR excludes demotes them too)
     fn = analysis.sel.function
     if simulate and fn is not None:
         model = model_of(analysis)
@@ -53,14 +54,18 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 twin.settle_outcome()
                 continue
             found.append(f)
-        if dyn.simulated and dyn.witness is None:
-            # Races between the CTAs of a cluster: only a run sees the peer's accesses.
+        if dyn.simulated:
+            # Races between the CTAs of a cluster: only a run sees the peer's accesses. Also
+            # when the kernel hangs: a read let in by a phase that completed early comes before
+            # the hang it leads to (cluster_races says which runs' races stand).
             from .cluster_sim import cluster_races
             from .schedule import default_trips
 
-            for f in cluster_races(fn, dyn.params, default_trips(fn), dyn.budget.deadline if dyn.budget else None):
+            for f in cluster_races(fn, dyn.params, default_trips(fn), dyn.budget.deadline if dyn.budget else None,
+                                   adjust):
                 if not any(s.kind.startswith("race.") and set(s.lines) == set(f.lines) for s in found):
                     found.append(f)
+                    run_races.append(f)
         if launch is not None and dyn.runs:
             user = simulate_launch(analysis, dyn.params, dyn.witness or dyn.runs[0],
                                    {a.position: a.name for a in (model_of(analysis).args if model_of(analysis) else [])})
@@ -75,8 +80,9 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                     if not any(s.kind == f.kind and set(s.lines) == set(f.lines) for s in found):
                         found.append(f)
             if dyn.witness is not None and inputs.base_invalid:
-                # The chosen launch breaks an assumption the IR states: no launch hangs that way.
-                for f in dyn.findings:
+                # The chosen launch breaks an assumption the IR states: no launch hangs that way
+                # (nor races on the way to that hang).
+                for f in dyn.findings + run_races:
                     f.severity = Severity.info
                     f.message = (f"Not a verdict: the simulated launch is one the IR excludes ({inputs.base_invalid}). "
                                  + f.message)
