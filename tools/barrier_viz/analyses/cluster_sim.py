@@ -32,11 +32,12 @@ handlers here move arrivals and bytes between CTAs as the lowering does:
   once (TLX and the lowering put a cluster sync after the barrier inits; without it a peer's
   remote arrive could reach an uninitialised barrier).
 
-Not modelled, and said so (the kernel is then not simulated, no verdict): Triton's cluster-wide
-CGA form (`"ttg.num-ctas" > 1`: its types are the cluster's, a CTA's share of each copy is not
-computed here), clusters larger than `MAX_CTAS`, a cluster barrier inside a partition (it
-counts every thread of every CTA), and a remote view or multicast mask whose CTA the run cannot
-compute (that barrier is marked unmodelled: a hang on it is a limit).
+Triton's cluster-wide CGA form (`"ttg.num-ctas" > 1`) runs with each CTA's share and barrier
+copy from the layouts (the CGA section at the end; what they do not determine is a stated limit).
+Not modelled, and said so (the kernel is then not simulated, no verdict): clusters larger than
+`MAX_CTAS`, a cluster barrier inside a partition (it counts every thread of every CTA), and a
+remote view or multicast mask whose CTA the run cannot compute (that barrier is marked
+unmodelled: a hang on it is a limit).
 """
 
 from __future__ import annotations
