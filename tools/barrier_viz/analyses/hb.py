@@ -66,7 +66,7 @@ class HappensBefore:
         self.published: dict[tuple, Clock] = {}
         self.log: dict[tuple, list[Access]] = {}
         self.races: list[Race] = []
-        self._seen_pairs: set[tuple] = set()
+        self._seen_pairs: set[tuple[int, int]] = set()
         self.history = history
 
     # -- clocks -----------------------------------------------------------------------------
@@ -115,9 +115,7 @@ class HappensBefore:
                 continue
             if mine.get(prev.thread, 0) >= prev.stamp:
                 continue  # ordered: prev happens before this access
-            # One race per pair of ops and storage: the same two ops racing in each CTA's copy
-            # of a buffer are kept apart (the cross-CTA check keeps only the copy that crosses).
-            pair = (id(prev.op), id(op), region.storage)
+            pair = (id(prev.op), id(op))
             if pair in self._seen_pairs:
                 continue
             self._seen_pairs.add(pair)
