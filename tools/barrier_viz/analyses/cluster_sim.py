@@ -476,7 +476,7 @@ def _released_by(m: "Machine", op: Operation, issuer: int) -> set[int] | None:
     from ..facts import cga
     from ..facts.cga import CgaUnknown
 
-    region = next((r for r in _partition_regions(op)), None)
+    region = _issuing_region(op)
     if region is None:
         return None
     out: set[int] = set()
@@ -493,13 +493,13 @@ def _released_by(m: "Machine", op: Operation, issuer: int) -> set[int] | None:
     return out
 
 
-def _partition_regions(op: Operation):
-    """The region of the `ttg.warp_specialize` that `op` runs in (innermost first)."""
+def _issuing_region(op: Operation):
+    """The `ttg.warp_specialize` region `op` runs in, or its function's body outside one."""
     inner = op
     for anc in op.ancestors():
         if anc.name == "ttg.warp_specialize":
-            region = inner.parent_region
-            if region is not None:
-                yield region
-            return
+            return inner.parent_region
+        if anc.name == "tt.func":
+            return anc.regions[0] if anc.regions else None
         inner = anc
+    return None
