@@ -228,24 +228,37 @@ KERNELS: list[dict] = [
         "path": TLX + "blackwell-triton-addmm-2cta_test.py", "kernel": "matmul_2cta_ws_kernel",
         "cluster": "2 CTAs (ctas_per_cga 2x1x1): tl.dot(..., two_ctas=True) warp-specialized by Meta AutoWS",
         "env": {"TRITON_USE_META_WS": "1", "TRITON_USE_META_PARTITION": "1"},
-        # Judged by hand: not a correct kernel. Insert2CTASync's path for a 2-CTA MMA outside any
-        # loop (here the peeled first K step) allocates and initializes its cross-CTA barrier
-        # inside the MMA partition, right before the MMA; the lowering fences and cluster-syncs
-        # only the kernel's entry-block inits ("Barriers inside WS partition bodies are local
-        # pipeline barriers", TritonGPUToLLVM.cpp at v3.7.4). So CTA 1's remote arrive can reach
-        # CTA 0's copy before CTA 0's init_barrier, which then discards it.
+        # Judged by hand, then confirmed from the fork's sources: not a correct kernel.
+        # Insert2CTASync's path for a 2-CTA MMA outside any loop (here the peeled first K step)
+        # allocates and initializes its cross-CTA barrier inside the MMA partition, right before
+        # the MMA (v3.7.4 Insert2CTASync.cpp:300, `createBarrierAlloc(mma, ...)`; loop MMAs get
+        # theirs before the warp_specialize); the lowering fences and cluster-syncs only the
+        # entry block's inits (TritonGPUToLLVM.cpp:440-485, "Barriers inside WS partition bodies
+        # are local pipeline barriers"), and MMAv5.cpp:419-432 drops the MMA's own cluster arrive
+        # inside a warp_specialize. So CTA 1's remote arrive can reach CTA 0's copy before CTA 0's
+        # init_barrier, which then discards it. The fork later fixed exactly this: 3525db7ca
+        # (2026-07-30, branch mren/cross-perf; again e7523b7a3 on mren/integ_full) creates that
+        # barrier at kernel-entry scope, "a partition-local init can race a peer CTA's first
+        # remote arrival" (Insert2CTASync.cpp:304 there); main at db4666f22 (2026-08-22) has not
+        # taken it yet.
         "base_expect": {
             "findings": [{"kind": "deadlock.*", "cta": 0}], "absent": ["race.*"],
-            "notes": "latent compiler bug in the unmodified output (judged by hand, not by check): the cross-CTA "
-                     "barrier of the peeled 2-CTA MMA (line 168, count 2) is initialized inside partition0, after "
-                     "the cluster's start-up sync, which the lowering places only after the entry block's barrier "
-                     "inits (TritonGPUToLLVM.cpp: 'Barriers inside WS partition bodies are local pipeline "
-                     "barriers that don't participate in cross-CTA communication'). CTA 1 arrives on CTA 0's copy "
-                     "(line 172, rank cluster_id & -2) as soon as its own loads landed; if that is before CTA 0 "
-                     "reaches its init (CTA 0's loads land later), the init discards the arrival and CTA 0 waits "
-                     "at line 175 forever for a second arrival: a timing-dependent hang of CTA 0 (PTX requires "
-                     "fence.mbarrier_init + a cluster barrier before a peer may arrive). The fork's tests do not hit "
-                     "the window; a schedule that does exists, so the case expects the deadlock in CTA 0.",
+            "notes": "latent compiler bug in the unmodified output, confirmed by the fork's own later fix: the "
+                     "cross-CTA barrier of the peeled 2-CTA MMA (line 168, count 2) is initialized inside partition0 "
+                     "(v3.7.4 third_party/nvidia/hopper/lib/Transforms/Insert2CTASync.cpp:300 allocates the barrier of "
+                     "a 2-CTA MMA outside any loop right before the MMA), after the cluster's start-up sync, which the "
+                     "lowering places only after the entry block's barrier inits (third_party/nvidia/lib/"
+                     "TritonNVIDIAGPUToLLVM/TritonGPUToLLVM.cpp:440-485: 'Barriers inside WS partition bodies are "
+                     "local pipeline barriers that don't participate in cross-CTA communication'); nothing in the "
+                     "partitions syncs the cluster (MMAv5.cpp:419-432 drops the 2-CTA MMA's cluster arrive inside a "
+                     "warp_specialize). CTA 1 arrives on CTA 0's copy (line 172, rank cluster_id & -2) as soon as its "
+                     "own loads landed; if that is before CTA 0 reaches its init (CTA 0's loads land later), the init "
+                     "discards the arrival and CTA 0 waits at line 175 forever for a second arrival: a timing-dependent "
+                     "hang of CTA 0 (PTX requires fence.mbarrier_init + a cluster barrier before a peer may arrive). "
+                     "The fork fixed it in 3525db7ca (2026-07-30, mren/cross-perf; again e7523b7a3, mren/integ_full): "
+                     "Insert2CTASync creates that barrier at kernel-entry scope because 'a partition-local init can "
+                     "race a peer CTA's first remote arrival' (Insert2CTASync.cpp:304 there); main at db4666f22 "
+                     "(2026-08-22) does not have the fix. The case expects the deadlock in CTA 0.",
         },
         "spec": {"signature": {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32",
                                "K": "i32", "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"},

@@ -32,11 +32,12 @@ handlers here move arrivals and bytes between CTAs as the lowering does:
   once (TLX and the lowering put a cluster sync after the barrier inits; without it a peer's
   remote arrive could reach an uninitialised barrier).
 
-Not modelled, and said so (the kernel is then not simulated, no verdict): Triton's cluster-wide
-CGA form (`"ttg.num-ctas" > 1`: its types are the cluster's, a CTA's share of each copy is not
-computed here), clusters larger than `MAX_CTAS`, a cluster barrier inside a partition (it
-counts every thread of every CTA), and a remote view or multicast mask whose CTA the run cannot
-compute (that barrier is marked unmodelled: a hang on it is a limit).
+Triton's cluster-wide CGA form (`"ttg.num-ctas" > 1`) runs with each CTA's share and barrier
+copy from the layouts (the CGA section at the end; what they do not determine is a stated limit).
+Not modelled, and said so (the kernel is then not simulated, no verdict): clusters larger than
+`MAX_CTAS`, a cluster barrier inside a partition (it counts every thread of every CTA), and a
+remote view or multicast mask whose CTA the run cannot compute (that barrier is marked
+unmodelled: a hang on it is a limit).
 """
 
 from __future__ import annotations
@@ -318,10 +319,7 @@ def cluster_races(function: Operation, params, trips: int, deadline=None, adjust
 
     cluster = cluster_for(function)
     clc = any(op.name in CLC_TRY_OPS for op in function.walk())
-    if (cluster.size <= 1 and not clc) or cluster.cga:
-        # CGA form: a split barrier has one copy per CTA group and a leader-issued multicast
-        # (CLC) is ordered only after its own group's releases; whether the lowering orders the
-        # other groups' reads some other way is not settled here, so no race verdicts.
+    if cluster.size <= 1 and not clc:
         return []
     from .schedule import _ran_empty
 
@@ -342,7 +340,11 @@ def cluster_races(function: Operation, params, trips: int, deadline=None, adjust
                                      adjust)
         if not _ran_empty(result.machine, function):
             break
-    return (race_findings(races_of(races)) if races else []) + remote_after_exit(function, params, deadline)
+    found = race_findings(races_of(races)) if races else []
+    if cluster.cga and races:
+        # CGA form: one race family is a question of the groups' pace, not a verdict (cga_pace_races).
+        found = cga_pace_findings(races, found)
+    return found + remote_after_exit(function, params, deadline)
 
 
 def remote_after_exit(function: Operation, params, deadline=None) -> list:
@@ -516,3 +518,101 @@ def cga_commit(m: "Machine", op: Operation, cta: int, barrier_type: str | None =
     from ..facts import cga
 
     return _cga_call(cga.commit_arrivals, op, m.cga, cta, barrier_type)
+
+
+# -- cross-CTA races in CGA form ---------------------------------------------------------------------
+# The race check runs on CGA IR as on per-CTA IR: the interpreter places every access in the CTA
+# whose memory it touches (a CTA's share of a split buffer, each CTA's copy of a replicated one, a
+# paired MMA's read of the peer's operand share), so a two-CTA MMA issued before the peer's share
+# has landed, or a multicast refill of a peer's slot it still reads, is a race like any other.
+# One family is left unjudged: CLC's response. The lowering issues `clc_try_cancel` from CTA 0 for
+# the whole cluster (`multicast::cluster::all`: the response lands in every CTA), while the program,
+# written for the cluster, releases a response slot on a barrier whose layout keeps one copy per
+# group (Gluon's `two_ctas` barriers: one per pair). CTA 0 waits on its own group's copy only; a CTA
+# of another group releases into a copy CTA 0 never waits on, so no barrier orders that CTA's reads
+# of the old response before CTA 0's next write into the slot: only how far the groups may run
+# apart does (the multicast operand rings and paired MMAs couple them; the epilogues less so).
+# Whether that pace suffices is not a question of barrier order, so such a race is a warning that
+# says which copy is missing, never a verdict. A response read inside CTA 0's own group, or a CLC
+# slot whose release barrier collects every CTA, is judged as usual.
+CLC_ISSUE = "ttng.clc_try_cancel"
+
+
+def cga_pace_findings(runs: list, found: list) -> list:
+    """`found` with the race findings whose every observed instance is a CLC response reuse
+    across groups (`_across_groups`) made warnings that say so."""
+    from .findings import Severity
+
+    pace: dict[frozenset, str] = {}
+    judged: set[frozenset] = set()
+    for result in runs:
+        m = result.machine
+        for race in m.hb.races:
+            lines = frozenset((race.first.op.line, race.second.op.line))
+            why = _across_groups(m, race)
+            if why:
+                pace.setdefault(lines, why)
+            else:
+                judged.add(lines)
+    for f in found:
+        key = frozenset(f.lines)
+        if key in pace and key not in judged:
+            f.severity = Severity.warning
+            f.message = f"Possible, not judged: {f.message} {pace[key]}"
+            f.evidence["not_judged"] = pace[key]
+            f.settle_outcome()
+    return found
+
+
+def _across_groups(m: "Machine", race) -> str:
+    """Why `race` is a CLC response reuse across groups ("" when it is not)."""
+    a, b = race.first, race.second
+    issue, other = (a, b) if a.op.name == CLC_ISSUE else (b, a)
+    if issue.op.name != CLC_ISSUE or issue.kind != "write" or m.cga is None:
+        return ""
+    issuer, reader = _cta_of(m, issue.thread), _storage_cta(issue.region.storage)
+    if reader == issuer or _cta_of(m, other.thread) != reader:
+        return ""
+    waited = _released_by(m, issue.op, issuer)
+    if waited is None or reader in waited:
+        return ""
+    return (f"CTA {issuer} issues the CLC request for the whole cluster and waits, before reusing the slot, only on "
+            f"barrier copies that CTAs {sorted(waited)} release; cta{reader} releases its read of the old response into "
+            "its own group's copy, so only the groups' pace keeps the next response from overwriting it (CGA form: "
+            "the release barrier has one copy per group).")
+
+
+def _released_by(m: "Machine", op: Operation, issuer: int) -> set[int] | None:
+    """CTAs whose arrivals reach a barrier copy that the partition issuing `op` in CTA `issuer`
+    waits on (each CTA arrives on its group leader's copy: facts.cga); None when a waited
+    barrier's layout does not say."""
+    from ..facts import cga
+    from ..facts.cga import CgaUnknown
+
+    region = _issuing_region(op)
+    if region is None:
+        return None
+    out: set[int] = set()
+    for top in region.operations():
+        for w in top.walk():
+            if w.name != "ttng.wait_barrier":
+                continue
+            try:
+                home = cga.barrier_home(cga.barrier_type_of(w), m.cga.aliases, m.cga.num_ctas)
+            except CgaUnknown:
+                return None
+            if home.is_home(issuer):
+                out |= {c for c in range(m.cga.num_ctas) if home.home(c) == issuer}
+    return out
+
+
+def _issuing_region(op: Operation):
+    """The `ttg.warp_specialize` region `op` runs in, or its function's body outside one."""
+    inner = op
+    for anc in op.ancestors():
+        if anc.name == "ttg.warp_specialize":
+            return inner.parent_region
+        if anc.name == "tt.func":
+            return anc.regions[0] if anc.regions else None
+        inner = anc
+    return None
