@@ -182,6 +182,20 @@ def test_a_release_commit_before_the_awaited_commit_has_landed_when_the_epilogue
     assert {t for f in hits for t in f["evidence"]["targets"]} == {1}
 
 
+def test_a_release_commit_after_the_awaited_commit_is_a_warning_not_a_verdict(tmp_path: Path) -> None:
+    """The AutoWS 2-CTA shape: the MMA partition ends with the accumulator's commit (CTA 1's
+    epilogue waits on it) and then a release commit nobody waits on after the last tile. Both
+    track the same MMAs and arrive back to back; CTA 1 exits after the first, so only the commit
+    unit's pace orders the second before that exit: a warning naming why, never an error."""
+    paired = "tlx.enable_paired_cta_mma = true, "
+    text = module(paired_commits(True), paired)
+    release = "      ttng.tc_gen5_commit %empty : " + BAR + "\n"
+    done = "      ttng.tc_gen5_commit %done : " + BAR + "\n"
+    text = text.replace(release + done, done + release)
+    hits = _kind(_check(tmp_path, text), "race.remote_after_exit")
+    assert hits and all(f["severity"] == "warning" and f["evidence"]["trails_a_waited_commit"] for f in hits), hits
+
+
 def test_exit_sync_follows_the_lowering_conditions() -> None:
     def mod(extra: str, tmem: bool, ws: bool = False) -> object:
         body = "  tt.func @k() {\n" + (TMEM if tmem else "") + (

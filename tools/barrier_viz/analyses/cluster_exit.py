@@ -72,7 +72,7 @@ def note_issue(m: "Machine", who: int, aid: int, op: Operation, stamp: int) -> N
     if op.name in TCGEN05_OPS:
         issued = m.tc_issues.setdefault(who, [])
         order = len(issued)
-        issued.append((aid, stamp))
+        issued.append((aid, stamp, op.name == "ttng.tc_gen5_commit"))
     m.agent_issue[aid] = (stamp, order)
 
 
@@ -95,26 +95,45 @@ def note(m: "Machine", target_cta: int, actor: int, line: int, slot=None) -> Non
 
 
 # -- the rule ------------------------------------------------------------------------------------
-def unordered_exits(m: "Machine") -> list[tuple[int, int, int, int]]:
-    """(line, issuing thread, actor, target CTA) of the recorded remote effects that no thread of
-    their target CTA is ordered after, at the end of a completed run of `m`."""
+def unordered_exits(m: "Machine") -> list[tuple[int, int, int, int, bool]]:
+    """(line, issuing thread, actor, target CTA, trailing) of the recorded remote effects that no
+    thread of their target CTA is ordered after, at the end of a completed run of `m`; `trailing`:
+    a tcgen05 commit that tracks the same work as an earlier commit the target did see (see
+    `_trails_a_seen_commit`)."""
     out = []
     for (actor, line, target), (stamp, issuer, order) in sorted(m.remote.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         clocks = [m.hb.clock(t.index) for t in m.threads if t.cta == target]
         if any(c.get(actor, 0) >= stamp for c in clocks):
             continue
-        if order is not None and _later_tcgen05_seen(m.tc_issues.get(issuer, [])[order:], clocks):
+        issued = m.tc_issues.get(issuer, [])
+        if order is not None and _later_tcgen05_seen(issued[order:], clocks):
             continue
-        out.append((line, issuer, actor, target))
+        trailing = order is not None and issued[order][2] and _trails_a_seen_commit(issued[:order + 1], clocks)
+        out.append((line, issuer, actor, target, trailing))
     return out
 
 
-def _later_tcgen05_seen(later: list[tuple[int, int]], clocks: list[dict]) -> bool:
+def _later_tcgen05_seen(later: list[tuple[int, int, bool]], clocks: list[dict]) -> bool:
     """Has the target seen the completion of a tcgen05 op or commit its issuer issued at or after
     this one? Then this one has completed too: a commit arrives once all of the thread's earlier
     tcgen05 work is done, in issue order (an epilogue waiting on the last commit has seen the
     earlier release commits land)."""
-    return any(c.get(aid, 0) >= stamp for aid, stamp in reversed(later) for c in clocks)
+    return any(c.get(aid, 0) >= stamp for aid, stamp, _ in reversed(later) for c in clocks)
+
+
+def _trails_a_seen_commit(upto: list[tuple[int, int, bool]], clocks: list[dict]) -> bool:
+    """Is the last of `upto` (a commit) separated from a commit the target saw land only by other
+    commits, no MMA between them? Then both wait for the same MMAs and arrive back to back: the
+    target exits after the first, and only the commit unit's pace of arrivals puts the second
+    before that exit. The fork's AutoWS 2-CTA lowering ends its MMA partition with such release
+    commits (nothing waits on them after the last tile) and syncs only its own CTA at exit. A
+    possible fault, but not a verdict the IR settles."""
+    for aid, stamp, is_commit in reversed(upto[:-1]):
+        if not is_commit:
+            return False
+        if any(c.get(aid, 0) >= stamp for c in clocks):
+            return True
+    return False
 
 
 def remote_after_exit(function: Operation, params, deadline=None) -> list:
@@ -138,13 +157,16 @@ def remote_after_exit(function: Operation, params, deadline=None) -> list:
     ops = {op.line: op for op in function.walk()}
     exit_line = next((op.line for op in reversed(list(function.walk())) if op.name in ("tt.return", "func.return")), 0)
     by_line: dict[int, list] = {}
-    for line, issuer, actor, target in unordered_exits(m):
-        by_line.setdefault(line, []).append((issuer, actor, target))
+    for line, issuer, actor, target, trailing in unordered_exits(m):
+        by_line.setdefault(line, []).append((issuer, actor, target, trailing))
     out = []
     for line, hits in sorted(by_line.items()):
         name = ops[line].name if line in ops else "the access"
-        threads = sorted({m.threads[i].name for i, _, _ in hits})
-        targets = sorted({t for _, _, t in hits})
+        threads = sorted({m.threads[i].name for i, _, _, _ in hits})
+        targets = sorted({t for _, _, t, _ in hits})
+        if all(trailing for *_, trailing in hits):
+            out.append(_trailing_commit(name, line, threads, targets, exit_line))
+            continue
         cta_names = "+".join(f"cta{t}" for t in targets)
         ends = sorted({m.threads[t.index].name for t in m.threads if t.cta in targets})
         out.append(finding(
@@ -160,3 +182,22 @@ def remote_after_exit(function: Operation, params, deadline=None) -> list:
                        "as for the final \"no more tiles\" round), or have the target wait for it (or a cluster "
                        "barrier) before it exits."))
     return out
+
+
+def _trailing_commit(name: str, line: int, threads: list[str], targets: list[int], exit_line: int):
+    """The warning for a commit into the peer that trails one the peer waited for (see
+    `_trails_a_seen_commit`)."""
+    from .findings import Kind, Severity, finding
+
+    cta_names = "+".join(f"cta{t}" for t in targets)
+    return finding(
+        Kind.RACE_REMOTE_AFTER_EXIT, Severity.warning,
+        f"Possible, not judged: {name} at line {line} ({', '.join(threads)}) arrives in {cta_names}'s shared memory, "
+        f"which waits for nothing it happens before; it tracks the same MMAs as a commit {cta_names} did wait for "
+        f"(only commits issued between them), so the two arrive back to back and {cta_names} exits (return at line "
+        f"{exit_line}) after the first: only the commit unit's pace puts this one first.",
+        lines=[line], partitions=threads,
+        evidence={"schedule": "favorable", "targets": targets, "op": name, "exit_line": exit_line,
+                  "trails_a_waited_commit": True},
+        suggestion="Drop the commit when nothing will wait on its barrier again (after the last tile), or sync "
+                   "the cluster before exit.")
