@@ -49,7 +49,8 @@ def _races(path: Path) -> list:
     model = model_of(a)
     dyn = analyse_deadlocks(a.sel.function, a.arrivers, gated=a.arrival_gated,
                             adjust=(lambda p: admissible(model, p)) if model is not None else None)
-    return cluster_races(a.sel.function, dyn.params, default_trips(a.sel.function))
+    found = cluster_races(a.sel.function, dyn.params, default_trips(a.sel.function))
+    return [f for f in found if f.kind != "race.remote_after_exit"]  # that rule: tests/test_cluster_exit.py
 
 
 def _write(tmp_path: Path, text: str, name: str = "k.ttgir") -> Path:
