@@ -371,10 +371,30 @@ def _race_run(function: Operation, tracked, trips: int, deadline):
             result = full
     m = result.machine
     smem = _smem_storages(function)
-    kept = [r for r in m.hb.races if _crosses(m, r) or _on_clc_response(r) or _cluster_op_in_smem(m, r, smem)]
+    inside = _tmem_pairs_inside_one_cta(m, function)
+    kept = [r for r in m.hb.races
+            if (_crosses(m, r) and _pair(r) not in inside) or _on_clc_response(r) or _cluster_op_in_smem(m, r, smem)]
     # One finding per pair of lines: the copy that crosses CTAs names both CTAs, so it goes first.
     m.hb.races = sorted(kept, key=lambda r: not _crosses(m, r))
     return result
+
+
+def _pair(race) -> frozenset:
+    return frozenset((id(race.first.op), id(race.second.op)))
+
+
+def _tmem_pairs_inside_one_cta(m: "Machine", function: Operation) -> set[frozenset]:
+    """Op pairs of the run that race on tensor memory inside one CTA. Those stay with the static
+    rules (TMEM reinterpreted to another shape, a QK accumulator reused for P or dQ, is placed by
+    column only approximately here), and so does their copy in the peer's TMEM: every CTA runs
+    the same code, so a pair racing in the peer's copy as well is the same approximation seen
+    twice, not a cluster race (one a cluster op alone causes races in the peer's copy only)."""
+    tmem = {f"{op.results[0]}@{op.line}" for op in function.walk() if op.name == "ttng.tmem_alloc" and op.results}
+
+    def on_tmem(storage: tuple) -> bool:
+        return storage[:1] == ("tmem",) or (len(storage) > 1 and storage[0] == "alloc" and storage[1] in tmem)
+
+    return {_pair(r) for r in m.hb.races if on_tmem(r.first.region.storage) and not _crosses(m, r)}
 
 
 def _shorter_launch(function: Operation, tracked, trips: int, deadline, adjust=None) -> list:

@@ -66,7 +66,7 @@ class HappensBefore:
         self.published: dict[tuple, Clock] = {}
         self.log: dict[tuple, list[Access]] = {}
         self.races: list[Race] = []
-        self._seen_pairs: set[tuple[int, int]] = set()
+        self._seen_pairs: set[tuple[int, int, str]] = set()
         self.history = history
 
     # -- clocks -----------------------------------------------------------------------------
@@ -115,7 +115,9 @@ class HappensBefore:
                 continue
             if mine.get(prev.thread, 0) >= prev.stamp:
                 continue  # ordered: prev happens before this access
-            pair = (id(prev.op), id(op))
+            # One race per pair of ops and CTA whose memory it is in: a cluster check needs to
+            # know whether a pair that races across CTAs also races inside one CTA.
+            pair = (id(prev.op), id(op), _cta_tag(region.storage))
             if pair in self._seen_pairs:
                 continue
             self._seen_pairs.add(pair)
@@ -123,6 +125,12 @@ class HappensBefore:
         entries.append(Access(t, stamp, kind, region, op, iteration))
         if len(entries) > self.history:
             del entries[: len(entries) - self.history]
+
+
+def _cta_tag(storage: tuple) -> str:
+    """The `cta<k>` a storage id ends with in a cluster run ("" for CTA 0 and single-CTA runs)."""
+    last = storage[-1] if storage else None
+    return last if isinstance(last, str) and last.startswith("cta") else ""
 
 
 def _join(into: Clock, other: Clock) -> None:
