@@ -92,14 +92,15 @@ def test_a_remote_copy_of_half_the_armed_bytes_is_still_a_mismatch(tmp_path: Pat
 # --------------------------------------------------------------------------------------------
 # A barrier slot named by the CTA rank, and phases a CTA arms but never waits on
 
-def remote_store_sum(every_cta_waits: bool = False, store_bytes: int = 256) -> str:
+def remote_store_sum(every_cta_waits: bool = False, store_bytes: int = 256, wait_pred: bool = False) -> str:
     """test_async_remote_shmem_store's shape (2 CTAs): every CTA arms `barriers[1]` for 256
     bytes; CTA r > 0 stores its partial sum into CTA 0's slot r, completing the bytes on
     `barriers[cluster_cta_rank()]` of CTA 0; only CTA 0 waits on `barriers[1]`."""
     elems = store_bytes // 4
     buf = f"!ttg.memdesc<{elems}xf32, #shared, #smem, mutable>"
     bufs = f"!ttg.memdesc<2x{elems}xf32, #shared, #smem, mutable>"
-    guard = "%true" if every_cta_waits else "%is0"
+    guard = "%true" if every_cta_waits or wait_pred else "%is0"
+    pred = "%is0" if wait_pred else "%true"  # TLX `barrier_wait(bar, phase, pred=rank == 0)`
     return module(f'''  tt.func public @k(%x: tensor<{elems}xf32, #blocked>) {{
     %c0_i32 = arith.constant 0 : i32
     %c1_i32 = arith.constant 1 : i32
@@ -122,7 +123,7 @@ def remote_store_sum(every_cta_waits: bool = False, store_bytes: int = 256) -> s
     }}
     %is0 = arith.cmpi eq, %rank, %c0_i32 : i32
     scf.if {guard} {{
-      ttng.wait_barrier %b1, %c0_i32, %true : {BAR}
+      ttng.wait_barrier %b1, %c0_i32, {pred} : {BAR}
       %s = ttg.memdesc_index %bufs[%c1_i32] : {bufs} -> {buf}
       %v = ttg.local_load %s : {buf} -> tensor<{elems}xf32, #blocked>
     }}
@@ -138,6 +139,12 @@ def test_a_store_on_the_ranks_own_slot_completes_the_leaders_phase_and_unwaited_
     lands there, but mbarrier waits are CTA-local and no thread of CTA 1 waits on it: an armed
     phase nobody waits on stalls nothing (the test passes on the GPU)."""
     assert check(tmp_path, remote_store_sum()) == []
+
+
+def test_a_wait_predicated_on_the_leader_rank_is_no_wait_in_the_peer(tmp_path: Path) -> None:
+    """The same with the wait written as `barrier_wait(bar, 0, pred=rank == 0)`: CTA 1 runs the
+    op with a false predicate, which waits on nothing."""
+    assert check(tmp_path, remote_store_sum(wait_pred=True)) == []
 
 
 def test_a_cta_that_waits_on_a_phase_nothing_completes_still_hangs(tmp_path: Path) -> None:

@@ -179,7 +179,8 @@ class Counter:
         expect's block; every enclosing `scf.if` when `expect` is None)? Conditions that do not
         depend on the rank are the same in every CTA."""
         pos = op.positional
-        pred_at = {"ttng.async_tma_copy_global_to_local": 3, "ttng.async_tma_gather": 3}.get(op.name)
+        pred_at = {"ttng.async_tma_copy_global_to_local": 3, "ttng.async_tma_gather": 3,
+                   "ttng.wait_barrier": 2, "ttng.barrier_expect": 1}.get(op.name)
         conds: list[tuple[str, Operation, bool]] = []
         if pred_at is not None and pred_at < len(pos):
             conds.append((pos[pred_at], op, True))
