@@ -248,7 +248,7 @@ for cga, la, lb, bm, bn, bk, st, gmd, gtw in [("((1, 0),)", "((1, 0),)", "((0, 1
                         "EPILOGUE_SIZE_N": 32, "SUBTILE_STAGES": 4},
          "num_warps": 4, "num_stages": 3, "num_ctas": 2 ** len(cg), "target": "cuda:100"}, family="gluon")
 
-# ================================================================ wave 2
+# ---- more unit-test kernels and tutorial configurations
 LN_SIG = {"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32", "Rstd": "*fp32", "stride": "i32",
           "N": "i32", "eps": "fp32"}
 LN_AL = ["X", "Y", "W", "B", "Mean", "Rstd", "stride"]
@@ -326,16 +326,10 @@ add("tut_gemm_2cta_cga2x2", TLX + "blackwell_gemm_2cta.py", "tcgen5_dot_kernel2c
      "OUT_DTYPE": {"eval": "tl.float32"}, "M": 1024, "N": 1024, "K": 1024}, "num_warps": 8, "num_stages": 1,
      "ctas_per_cga": [2, 2, 1], "target": "cuda:100"})
 
-# ================================================================ wave 3: plain Triton / AutoWS with num_ctas > 1 (CGA form)
+# ---- plain Triton warp specialization with num_ctas > 1 (CGA form), triton 3.9.0 (fbtriton 3.7.4's
+# AutoWS fails in make_ttgir on these: not compiled)
 NO_CUBLAS = fm.NO_CUBLAS
 for bn, bk, w, st, nc in [(128, 64, 4, 3, 2), (256, 64, 4, 4, 2)]:
-    add(f"t09_matmul_kernel_tma_ws_BN{bn}_BK{bk}_w{w}s{st}_nctas{nc}", "python/tutorials/09-persistent-matmul.py", "matmul_kernel_tma",
-        {"signature": {"a_desc": td("fp16", [128, bk]), "b_desc": td("fp16", [bn, bk]),
-                       "c_desc": td("fp16", [128, bn]), "M": "i32", "N": "i32", "K": "i32"},
-         "constexprs": {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8,
-                        "FP8_OUTPUT": False, "WARP_SPECIALIZE": True},
-         "num_warps": w, "num_stages": st, "num_ctas": nc, "target": "cuda:100", "env": {"TRITON_USE_META_WS": "1"},
-         "edits": NO_CUBLAS}, family="autows")
     add(f"t09_matmul_kernel_tma_ws_BN{bn}_BK{bk}_w{w}s{st}_nctas{nc}.up39", "python/tutorials/09-persistent-matmul.py", "matmul_kernel_tma",
         {"signature": {"a_desc": td("fp16", [128, bk]), "b_desc": td("fp16", [bn, bk]),
                        "c_desc": td("fp16", [128, bn]), "M": "i32", "N": "i32", "K": "i32"},
@@ -343,19 +337,6 @@ for bn, bk, w, st, nc in [(128, 64, 4, 3, 2), (256, 64, 4, 4, 2)]:
                         "FP8_OUTPUT": False, "WARP_SPECIALIZE": True},
          "num_warps": w, "num_stages": st, "num_ctas": nc, "target": "cuda:100", "edits": NO_CUBLAS},
         comp="up39", family="autows")
-add("t09_matmul_kernel_descriptor_persistent_ws_nctas2", "python/tutorials/09-persistent-matmul.py", "matmul_kernel_descriptor_persistent",
-    {"signature": {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
-     "constexprs": {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
-                    "EPILOGUE_SUBTILE": False, "NUM_SMS": 148, "WARP_SPECIALIZE": True, "FLATTEN": False},
-     "num_warps": 4, "num_stages": 3, "num_ctas": 2, "target": "cuda:100", "env": {"TRITON_USE_META_WS": "1"},
-     "edits": NO_CUBLAS}, family="autows")
-add("t09_matmul_kernel_tma_persistent_nctas2.sm90", "python/tutorials/09-persistent-matmul.py", "matmul_kernel_tma_persistent",
-    {"signature": {"a_desc": td("fp16", [128, 64]), "b_desc": td("fp16", [128, 64]), "c_desc": td("fp16", [128, 128]),
-                   "M": "i32", "N": "i32", "K": "i32"},
-     "constexprs": {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,
-                    "FP8_OUTPUT": False, "EPILOGUE_SUBTILE": False, "NUM_SMS": 132, "WARP_SPECIALIZE": True},
-     "num_warps": 4, "num_stages": 3, "num_ctas": 2, "target": "cuda:90", "env": {"TRITON_USE_META_WS": "1"},
-     "edits": NO_CUBLAS}, family="autows")
 
 add("t09_matmul_kernel_descriptor_persistent_ws_nctas2.up39", "python/tutorials/09-persistent-matmul.py", "matmul_kernel_descriptor_persistent",
     {"signature": {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
@@ -391,6 +372,22 @@ for cga, la, lb, bm, bn, bk, st, gmd, gtw in [("((1, 0),)", "((1, 0),)", "((0, 1
                         "EPILOGUE_SIZE_N": 32, "SUBTILE_STAGES": 4},
          "num_warps": 4, "num_stages": 3, "num_ctas": 2 ** len(cg), "target": "cuda:100", "edits": UP39_03},
         comp="up39", family="gluon")
+
+
+# Kernels whose error finding was judged by hand against the IR, the source and the lowering to be
+# a real hazard (a true verdict, kept): name prefix -> why.
+JUDGED = {
+    "tut_addmm_2cta_ws_": "as the case fbtriton-metaws.addmm_2cta_ws_v0.sm100.base: Insert2CTASync initialises the "
+                          "peeled 2-CTA MMA's cross-CTA barrier inside the MMA partition, after the cluster's start-up "
+                          "sync; CTA 1's remote arrive can reach CTA 0's copy before that init, which discards it",
+    "tut_addmm_2cta_nows_": "non-WS tl.dot(two_ctas=True) at num_stages 1: each K step inits a fresh MMA barrier in "
+                            "the loop body; the lowering's only cross-CTA ordering before the paired MMA is a "
+                            "cluster *arrive* (MMAv5.cpp: no wait), so CTA 0's multicast commit can reach CTA 1's "
+                            "barrier before CTA 1 (re)initialises it in that step: a timing-dependent hang",
+    "tut_fa_bwd_2cta_128_2_8_1_": "USE_WARP_BARRIER with NUM_CTAS 2 (the tutorial's 2-CTA configs all set it False): "
+                                  "p_fulls is a warp barrier for 8 warps (256 arrivals) but both CTAs' 8 compute warps "
+                                  "arrive on CTA 0's copy (512 per phase), so each phase completes twice (overrun)",
+}
 
 
 def write_source(git_dir: str, c: dict) -> Path:
@@ -437,7 +434,7 @@ def cmd_check(args) -> int:
     exe = str(ROOT / ".venv" / "bin" / "barrier-viz")
     man = json.loads((Path(args.dir) / "manifest.json").read_text())
     per_family: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
-    bad = 0
+    bad = judged = 0
     for name in sorted(man):
         if args.only and args.only not in name:
             continue
@@ -456,12 +453,16 @@ def cmd_check(args) -> int:
             continue
         errs = sorted({f"{x['kind']}@{','.join(map(str, x.get('lines') or []))}" for x in doc["findings"]
                        if x["severity"] == "error"})
-        bad += bool(errs)
+        why = next((w for prefix, w in JUDGED.items() if name.startswith(prefix)), None) if errs else None
+        bad += bool(errs) and why is None
+        judged += bool(why)
         per_family[fam][1] += bool(errs)
-        print(f"{len(errs)}E {secs:5.1f}s {name}" + ("  " + " ".join(errs) if errs else ""), flush=True)
+        print(f"{len(errs)}E {secs:5.1f}s {name}" + ("  " + " ".join(errs) if errs else "")
+              + (f"\n      judged a true verdict: {why}" if why else ""), flush=True)
     for fam, (n, e) in sorted(per_family.items()):
         print(f"{fam}: {n} kernels, {e} with an error finding")
-    print(f"{sum(n for n, _ in per_family.values())} files, {bad} with an error finding")
+    print(f"{sum(n for n, _ in per_family.values())} files: {judged} with an error finding judged true by hand, "
+          f"{bad} with one not explained")
     return 1 if bad else 0
 
 
