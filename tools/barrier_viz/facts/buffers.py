@@ -16,7 +16,7 @@ a mismatch is a hang (too many bytes expected) or a phase completing early (too 
 from __future__ import annotations
 
 import re
-from dataclasses import replace, dataclass, field
+from dataclasses import dataclass, field, replace
 from math import prod
 
 from ..ir.attrs import split_top_level
@@ -135,7 +135,8 @@ class ExpectCheck:
     # What each CTA's copy of the barrier expects when that is not `declared` everywhere (CGA
     # form: a broadcast group's leader expects `declared` per CTA of the group, others nothing).
     expected_per_cta: tuple[int, ...] | None = None
-    # CTAs that do not run the expect (a rank-guarded `scf.if` around it): not checked there.
+    # CTAs not checked: they do not run the expect (a rank test around it or its predicate),
+    # or run no wait on its slot (waits are CTA-local: an armed phase nobody waits on stalls nothing).
     idle: tuple[int, ...] = ()
 
     def expects(self, cta: int) -> int | None:

@@ -86,7 +86,7 @@ class Tally:
     # What each CTA's copy of the barrier expects, when that is not the declared bytes in every
     # CTA (CGA form: a broadcast group's leader expects them once per CTA of the group).
     expected: tuple[int, ...] | None = None
-    # CTAs that do not run the expect at all (it sits under a rank-guarded `scf.if`): their
+    # CTAs that do not run the expect at all (a rank test around it, or its predicate): their
     # copy of the barrier is not armed by it, so what lands there is not its concern.
     idle: tuple[int, ...] = ()
 
