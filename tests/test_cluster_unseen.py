@@ -44,7 +44,7 @@ def kinds(findings: list[dict]) -> list[str]:
 # --------------------------------------------------------------------------------------------
 # A rank-guarded expect, completed by the peer's remote copy after the guard
 
-def remote_copy(copy_elems: int = 1024) -> str:
+def remote_copy(copy_elems: int = 1024, wait: bool = True) -> str:
     """test_async_remote_shmem_copy's shape: CTA 1 alone arms its barrier for 4096 bytes (under
     `if rank == 1`); CTA 0, under its own `if rank == 0`, bulk-copies a buffer into CTA 1's
     shared memory, completing the copy's bytes on CTA 1's barrier; CTA 1 waits and reads."""
@@ -67,7 +67,7 @@ def remote_copy(copy_elems: int = 1024) -> str:
       ttg.async_remote_shmem_copy %buf, rank %c1_i32, %buf barrier %bar : {buf} -> {buf} barrier_ty {BAR}
     }}
     scf.if %is1 {{
-      ttng.wait_barrier %bar, %c0_i32, %true : {BAR}
+{f"      ttng.wait_barrier %bar, %c0_i32, %true : {BAR}" if wait else ""}
       %v = ttg.local_load %buf : {buf} -> tensor<{copy_elems}xf32, #blocked>
     }}
     tt.return
@@ -87,6 +87,13 @@ def test_a_remote_copy_of_half_the_armed_bytes_is_still_a_mismatch(tmp_path: Pat
     errs = check(tmp_path, remote_copy(copy_elems=512))
     assert kinds(errs) == ["expect.bytes_mismatch"]
     assert errs[0]["evidence"]["per_cta"] == [0, 2048]
+
+
+def test_reading_the_copied_buffer_without_the_wait_is_a_race(tmp_path: Path) -> None:
+    """Without its wait CTA 1 arms a phase nobody waits on (no hang), but it reads the buffer
+    the peer's copy is still writing: that is a race, and it must still be reported."""
+    errs = check(tmp_path, remote_copy(wait=False))
+    assert kinds(errs) == ["race.unsynchronized_read"]
 
 
 # --------------------------------------------------------------------------------------------
