@@ -269,6 +269,9 @@ class Machine:
         self.cluster_arrived: dict[int, int] = {}  # thread -> generation of its pending cluster arrive
         self._cluster_slot: BarrierSlot | None = None
         self.sync_after: Operation | None = None  # the entry block's last init_barrier (cluster start-up sync)
+        # In a cluster the lowering runs the entry block's barrier inits first (see _hoisted_inits).
+        self.entry_block: Block | None = None
+        self.entry_order: list[Operation] | None = None
         self.early: dict[tuple, list[tuple[int, str]]] = {}  # slot key -> remote uses before its init
         self.deferred: dict[int, list[tuple]] = {}  # thread -> tcgen05 arrivals not landed yet
         self.land_after_pass: dict[int, tuple] = {}  # thread -> barrier whose held CLC answer lands once it passes
@@ -380,6 +383,7 @@ class Machine:
         if ctas > 1:
             inits = [o for o in body.operations if o.name == "ttng.init_barrier"]
             self.sync_after = inits[-1] if inits else None
+            self.entry_block, self.entry_order = body, _hoisted_inits(body, inits)
         for cta in range(ctas):
             # Every CTA of a cluster runs the whole function: its own allocations, barriers, partitions.
             index = len(self.threads)
@@ -494,7 +498,8 @@ class Machine:
                     skip_terminator: bool = False) -> Iterator[Any]:
         """Run a block's operations; a handler that blocks or enters a region is yielded as a
         generator, for the trampoline to drive."""
-        for op in block.operations:
+        ops = self.entry_order if block is self.entry_block and self.entry_order else block.operations
+        for op in ops:
             if skip_terminator and op.name in ("scf.yield", "scf.condition"):
                 continue
             self.ops += 1
@@ -638,6 +643,29 @@ def _h_init(m: Machine, op: Operation, env, who, it):
         # The lowering fences and cluster-syncs after the entry block's last barrier init
         # (TritonGPUToLLVM's maybeInsertClusterSync): no CTA runs on before every CTA's inits.
         return _cluster_rendezvous(m, op, who, it)
+
+
+def _hoisted_inits(body: Block, inits: list[Operation]) -> list[Operation] | None:
+    """The entry block in the order a cluster kernel runs it: TritonGPUToLLVM's
+    ensureEarlyEntryBarInit moves every entry-block `init_barrier` (with the entry-block ops it
+    depends on: its allocation, view, index constant) to the start of the block, then
+    maybeInsertClusterSync fences and cluster-syncs after the last one. So a peer's remote arrive
+    written before a later init in the source still finds every CTA's barriers initialised.
+    None when the order is the block's own."""
+    if not inits:
+        return None
+    ops = body.operations
+    defined = {r: o for o in ops for r in o.results}
+    move: set[int] = set()
+    work = list(inits)
+    while work:
+        op = work.pop()
+        if id(op) in move:
+            continue
+        move.add(id(op))
+        work.extend(defined[n] for n in op.operands if n in defined)
+    order = [o for o in ops if id(o) in move] + [o for o in ops if id(o) not in move]
+    return None if all(a is b for a, b in zip(order, ops)) else order
 
 
 def _cluster_rendezvous(m: Machine, op: Operation, who: int, it):

@@ -390,7 +390,10 @@ def tma_channel_races(analysis) -> list[Finding]:
             by_partition.setdefault(pname(r), set()).update(released)
             levels.setdefault(pname(r), []).append((r, up))
         reader_depth = min((loop_depth(r) for r in readers), default=None)
-        for w, _ in writers:
+        # A buffer one TMA copy outside any loop fills (a single tile's load) is written once:
+        # there is no refill that could overwrite it while it is read.
+        once = len(all_writers) == 1 and loop_depth(all_writers[0][0]) == 0
+        for w, _ in ([] if once else writers):
             # A reader at an outer loop level (a tile's epilogue reading what an inner loop
             # filled) is released once per outer iteration: the refill's acquire may sit at that
             # level, before the inner loop.

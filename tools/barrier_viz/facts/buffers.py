@@ -16,7 +16,7 @@ a mismatch is a hang (too many bytes expected) or a phase completing early (too 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import prod
 
 from ..ir.attrs import split_top_level
@@ -135,6 +135,9 @@ class ExpectCheck:
     # What each CTA's copy of the barrier expects when that is not `declared` everywhere (CGA
     # form: a broadcast group's leader expects `declared` per CTA of the group, others nothing).
     expected_per_cta: tuple[int, ...] | None = None
+    # CTAs not checked: they do not run the expect (a rank test around it or its predicate),
+    # or run no wait on its slot (waits are CTA-local: an armed phase nobody waits on stalls nothing).
+    idle: tuple[int, ...] = ()
 
     def expects(self, cta: int) -> int | None:
         return self.expected_per_cta[cta] if self.expected_per_cta is not None else self.declared
@@ -144,7 +147,7 @@ class ExpectCheck:
         """The bytes delivered (in the first CTA that disagrees with the expect, if one does)."""
         if self.per_cta is None:
             return None
-        wrong = [b for r, b in enumerate(self.per_cta) if b != self.expects(r)]
+        wrong = [b for r, b in enumerate(self.per_cta) if b != self.expects(r) and r not in self.idle]
         if self.expected_per_cta is not None and not wrong:
             return self.declared  # every barrier copy got `declared` per CTA it serves
         return wrong[0] if wrong else self.per_cta[0]
@@ -153,7 +156,7 @@ class ExpectCheck:
     def mismatched_ctas(self) -> tuple[int, ...]:
         if self.per_cta is None or self.declared is None:
             return ()
-        return tuple(r for r, b in enumerate(self.per_cta) if b != self.expects(r))
+        return tuple(r for r, b in enumerate(self.per_cta) if b != self.expects(r) and r not in self.idle)
 
     @property
     def status(self) -> str:
@@ -538,42 +541,110 @@ class _Collector:
                         blockers = [f"the bytes on this barrier come from ops outside the expect's block (line(s) "
                                     f"{', '.join(str(c.line) for c in elsewhere)}), which are not paired with it"]
                 tally = counter.tally(op, deliveries, blockers)
+                if tally.per_cta is not None and len(tally.per_cta) > 1:
+                    unwaited = tuple(c for c in range(len(tally.per_cta)) if self._never_waited(op, key, c, counter))
+                    tally = replace(tally, idle=tuple(sorted(set(tally.idle) | set(unwaited))))
             covered.update(id(c.op) for c in found)
             checks.append(ExpectCheck(op, op.line, barrier, _int_literal(op), tuple(found), self._parts(op),
-                                      tally.per_cta, tally.reason, tally.expected))
+                                      tally.per_cta, tally.reason, tally.expected, tally.idle))
         return checks, covered
 
     def _window(self, expect: Operation, key: tuple, by_copy: dict[int, TmaCopy], counter: Counter):
         """(copies, deliveries, blockers) of the ops after `expect` that act on its slot."""
-        block = expect.block
-        if block is None:
-            return [], [], []
-        ops = block.operations
-        start = next(i for i, o in enumerate(ops) if o is expect) + 1
         found: list[TmaCopy] = []
         deliveries: list[Delivery] = []
         blockers: list[str] = []
-        for top in ops[start:]:
+        for top in self._window_ops(expect, counter):
             for op in top.walk():
                 if op.name in (EXPECT, WAIT) and self._barrier_key(op, 0) == key:
                     return found, deliveries, blockers
                 pos = op.positional
                 for name in dict.fromkeys(op.operands):
                     hit = self._slot_of(name, op)
-                    if hit is None or hit[0] != key:
+                    if hit is None or hit[0][0] != key[0]:
                         continue
                     remote = hit[1]
                     k = pos.index(name) if name in pos else -1
+                    same = self._same_slot(hit[0][1], op, key[1], expect, counter)
+                    if same is False:
+                        continue
                     d = self._delivery(op, k, remote, counter)
-                    if d is not None:
+                    if d is not None and same is None:
+                        blockers.append(f"{op.name} at line {op.line} completes bytes on a slot of the barrier array "
+                                        "whose index is not computable per CTA")
+                    elif d is not None:
+                        if same is not True:  # a per-rank index: only the ranks that name this slot
+                            d = replace(d, issues=lambda s, _d=d, _m=same: _m(s) and _d.issues(s))
                         deliveries.append(d)
                         if id(op) in by_copy:
                             found.append(by_copy[id(op)])
+                    elif hit[0] != key:
+                        continue  # another slot of the array, used in a way that delivers nothing
                     elif op.name not in NO_TX and op.name not in TX_OPS:
                         blockers.append(f"{op.name} at line {op.line} uses the barrier and is not modelled")
                     elif remote is not None and op.name in TX_OPS:
                         blockers.append(f"{op.name} at line {op.line} signals a peer CTA's copy of the barrier")
         return found, deliveries, blockers
+
+    def _never_waited(self, expect: Operation, key: tuple, cta: int, counter: Counter) -> bool:
+        """No wait on the expect's slot runs in CTA `cta` (every wait on the barrier array sits
+        under a rank test that excludes it, or names another slot there). mbarrier waits are
+        CTA-local, so a phase that CTA arms and never waits on stalls nothing (TLX's remote-store
+        reduction: every CTA arms the slots, only CTA 0 waits). Unknown: False."""
+        waits = [w for w in self.ops if w.name == WAIT and w.positional
+                 and (hit := self._slot_of(w.positional[0], w)) is not None and hit[0][0] == key[0]]
+        for w in waits:
+            hit = self._slot_of(w.positional[0], w)
+            same = self._same_slot(hit[0][1], w, key[1], expect, counter)
+            if same is None:
+                return False
+            if same is False or (same is not True and not same(cta)):
+                continue
+            if counter.executes(w, None, cta) is not False:
+                return False
+        return True
+
+    def _window_ops(self, expect: Operation, counter: Counter) -> list[Operation]:
+        """The ops after `expect` in its block; in a cluster, when that block is the body of an
+        `scf.if` on the CTA rank (one CTA arms the barrier, e.g. `if rank == 1: expect`), also
+        the ops after that `scf.if`: the copies that complete the phase are issued there, often
+        by a peer under its own rank test, and run after the expect in program order."""
+        out: list[Operation] = []
+        op = expect
+        while op.block is not None:
+            ops = op.block.operations
+            out.extend(ops[next(i for i, o in enumerate(ops) if o is op) + 1:])
+            parent = op.parent_op
+            if (self.cluster.size <= 1 or parent is None or parent.name != "scf.if" or not parent.operands
+                    or not counter.depends_on_rank(parent.operands[0], parent)):
+                break
+            op = parent
+        return out
+
+    @staticmethod
+    def _same_slot(idx: tuple[str, ...], at: Operation, want: tuple[str, ...], expect: Operation,
+                   counter: Counter):
+        """Is the slot `idx` (indices at `at`) the expect's slot `want`? True / False for every
+        CTA alike (other index values: another slot, as before), a per-rank predicate when an
+        index depends on the CTA rank (TLX `barriers[cluster_cta_rank()]`), None when such an
+        index cannot be computed."""
+        if idx == want:
+            return True
+        if len(idx) != len(want) or not any(counter.depends_on_rank(a, at) for a in idx):
+            return False  # another slot (an index that is the same in every CTA names it apart)
+        n = max(1, counter.cluster.size)
+        per_rank = []
+        for s in range(n):
+            got = [counter.ranks.value(a, at, s) for a in idx]
+            exp = [counter.ranks.value(b, expect, s) for b in want]
+            if any(v is None for v in got + exp):
+                return None
+            per_rank.append(got == exp)
+        if all(per_rank):
+            return True
+        if not any(per_rank):
+            return False
+        return lambda s: 0 <= s < n and per_rank[s]
 
     def _delivery(self, op: Operation, k: int, remote: tuple[str, Operation] | None,
                   counter: Counter) -> Delivery | None:

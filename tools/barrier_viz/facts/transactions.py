@@ -86,6 +86,9 @@ class Tally:
     # What each CTA's copy of the barrier expects, when that is not the declared bytes in every
     # CTA (CGA form: a broadcast group's leader expects them once per CTA of the group).
     expected: tuple[int, ...] | None = None
+    # CTAs that do not run the expect at all (a rank test around it, or its predicate): their
+    # copy of the barrier is not armed by it, so what lands there is not its concern.
+    idle: tuple[int, ...] = ()
 
 
 class Counter:
@@ -116,6 +119,7 @@ class Counter:
         if n == 1:
             return Tally((sum(d.bytes or 0 for d in deliveries),), None)
         got = [0] * n
+        idle = tuple(s for s in range(n) if self.executes(expect, None, s) is False)
         for d in deliveries:
             for s in range(n):
                 runs = self.executes(d.op, expect, s) if d.issues(s) else False
@@ -126,7 +130,7 @@ class Counter:
                 for t in targets:
                     if 0 <= t < n:
                         got[t] += d.bytes or 0
-        return Tally(tuple(got), None)
+        return Tally(tuple(got), None, idle=idle)
 
     def _cga_tally(self, expect: Operation, deliveries: list[Delivery]) -> Tally:
         """Per barrier copy of a CGA-form module: bytes received against what it expects."""
@@ -170,17 +174,19 @@ class Counter:
             return op.result_types[0] if op.result_types else None
         return next((t for t in op.types if parse_memdesc(t) is not None and "xi64" in t), None)
 
-    def executes(self, op: Operation, expect: Operation, rank: int) -> bool | None:
+    def executes(self, op: Operation, expect: Operation | None, rank: int) -> bool | None:
         """Does rank `rank` execute `op` (its predicate and the `scf.if`s between it and the
-        expect's block)? Conditions that do not depend on the rank are the same in every CTA."""
+        expect's block; every enclosing `scf.if` when `expect` is None)? Conditions that do not
+        depend on the rank are the same in every CTA."""
         pos = op.positional
-        pred_at = {"ttng.async_tma_copy_global_to_local": 3, "ttng.async_tma_gather": 3}.get(op.name)
+        pred_at = {"ttng.async_tma_copy_global_to_local": 3, "ttng.async_tma_gather": 3,
+                   "ttng.wait_barrier": 2, "ttng.barrier_expect": 1}.get(op.name)
         conds: list[tuple[str, Operation, bool]] = []
         if pred_at is not None and pred_at < len(pos):
             conds.append((pos[pred_at], op, True))
         child = op
         for anc in op.ancestors():
-            if anc is expect.parent_op:
+            if expect is not None and anc is expect.parent_op:
                 break
             if anc.name == "scf.if" and anc.operands and child.block is not None:
                 region = child.block.region
