@@ -196,6 +196,21 @@ def test_a_clc_slot_released_per_pair_is_a_question_of_pace_not_a_verdict(tmp_pa
         assert f.evidence["first"]["partition"].startswith(("cta2.", "cta3."))
 
 
+def test_explore_gives_the_per_pair_release_no_verdict_either(tmp_path):
+    """`explore`'s random and starving schedules take that reuse and what follows from it (CTAs of
+    one cluster on different tiles, then a hang): as unjudged as the reuse itself, so no error
+    and no deadlock, and the result says why."""
+    from barrier_viz.commands.explore_cmd import explore_document
+
+    doc = explore_document(_analysis(_write(tmp_path, clc_kernel(4, "pair"))).sel, timeout=5.0)
+    assert doc.result in ("not_judged", "race", "clean_within_bounds", "bound_reached")
+    assert not [f for f in doc.findings if f.severity.value == "error"], [f.message for f in doc.findings]
+    warned = [f for f in doc.findings if f.severity.value == "warning"]
+    assert all("not judged" in f.message for f in warned)
+    if doc.result == "not_judged":
+        assert "across CTA groups" in doc.reason
+
+
 def test_in_the_pair_the_same_reuse_stays_a_verdict(tmp_path):
     """Per-pair release and an early release in CTAs 1-3: CTA 1's read (in CTA 0's pair) is a
     race; the other pair's reads stay warnings."""

@@ -584,6 +584,21 @@ def cga_pace_findings(runs: list, found: list) -> list:
     return found
 
 
+def pace_excuse(result) -> str:
+    """Why what a run found is no verdict (CGA form): the schedule it took reuses a CLC response
+    across CTA groups (`_across_groups`), which only the groups' pace forbids; a hang or a race
+    that follows from it (CTAs of one cluster then work on different tiles) is as possible, and
+    as unjudged, as that reuse. "" for a run without one."""
+    m = result.machine
+    if m is None or m.cga is None or m.hb is None:
+        return ""
+    for race in m.hb.races:
+        why = _across_groups(m, race)
+        if why:
+            return f"the schedule reuses a CLC response across CTA groups (lines {race.first.op.line} and {race.second.op.line}): {why}"
+    return ""
+
+
 def _across_groups(m: "Machine", race) -> str:
     """Why `race` is a CLC response reuse across groups ("" when it is not)."""
     a, b = race.first, race.second

@@ -50,6 +50,8 @@ class ExploreResult:
     runs: list[RunResult] = field(default_factory=list)
     deadlock: RunResult | None = None
     races: list[RaceReport] = field(default_factory=list)
+    # races first seen on a schedule that only the CTA groups' pace forbids (cluster_sim.pace_excuse)
+    paced: dict[tuple[int, int], str] = field(default_factory=dict)
     states: int = 0
     seconds: float = 0.0
     setup_seconds: float = 0.0
@@ -68,6 +70,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
     rests on a trip count assumed in some partitions only, is what `check` states as a limit:
     here too it is no verdict (`not_judged`, with the reason) unless another schedule hangs
     without it."""
+    from .cluster_sim import pace_excuse
     from .deadlock import _unmodelled
 
     chosen_at = time.perf_counter()
@@ -113,10 +116,14 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
         if not partitions and result.machine is not None:
             partitions = [t.name for t in result.machine.threads if t.partition != "main"]
             queue.extend(f"starve:{name}" for name in partitions)
+        pace = pace_excuse(result)
         if result.machine is not None and result.machine.hb is not None:
+            before = len(out.races)
             _collect_races(out, result)
+            if pace:
+                out.paced.update({(r.first_line, r.second_line): pace for r in out.races[before:]})
         if result.deadlocked and out.deadlock is None:
-            why = _unmodelled(result)
+            why = _unmodelled(result) or pace
             if why:
                 limits.append(f"{policy}: {why}")
             else:
@@ -128,7 +135,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
                           f"{got.get('rings_wrapped', 0)} of {got.get('rings_waited_in_loops', 0)} rings wrapped)")
     if out.deadlock is not None:
         out.result = "deadlock"
-    elif out.races:
+    elif len(out.paced) < len(out.races):
         out.result = "race"
     elif limits and out.result == "clean_within_bounds":
         out.result, out.reason = "not_judged", limits[0]

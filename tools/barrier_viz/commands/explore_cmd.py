@@ -54,7 +54,7 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         findings += _classify(res.deadlock, analysis.arrivers, adversarial_only=friendly_ok, gated=analysis.arrival_gated)
         if not any(f.kind.startswith("deadlock.") for f in findings):
             result = "race"
-    findings += race_findings(res.races)
+    findings += _paced(race_findings(res.races), res.paced)
     if findings:
         from ..analyses.verdicts import demote_unresolved
 
@@ -73,6 +73,21 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         loops=explored_loops(sel.function, res),
         warnings=warnings or [],
     )
+
+
+def _paced(found: list[Finding], paced: dict[tuple[int, int], str]) -> list[Finding]:
+    """Race findings first seen on a schedule only the CTA groups' pace forbids: warnings that
+    say so (as `check`'s cross-CTA race check does for the reuse itself)."""
+    from ..analyses.findings import Severity
+
+    for f in found:
+        why = paced.get(tuple(f.lines[:2])) or paced.get(tuple(reversed(f.lines[:2])))
+        if why and f.severity == Severity.error:
+            f.severity = Severity.warning
+            f.message = f"Possible, not judged: {f.message} Seen only where {why}"
+            f.evidence["not_judged"] = why
+            f.settle_outcome()
+    return found
 
 
 _BARRIER_OPS = ("ttng.wait_barrier", "ttng.arrive_barrier", "ttng.barrier_expect", "ttng.tc_gen5_commit",
