@@ -210,12 +210,20 @@ def test_without_pairing_each_cta_commits_for_itself() -> None:
 
 def test_cga_form_and_large_clusters_are_stated_limits() -> None:
     """Triton's cluster-wide form (`ttg.num-ctas` = 2: the types are the cluster's) and a cluster
-    of 8 CTAs are not run: the outcome says why, no verdict."""
+    of 16 CTAs (past the portable limit of 8) are not run: the outcome says why, no verdict."""
     cga = module(rendezvous()).replace('"ttg.num-ctas" = 1', '"ttg.num-ctas" = 2').replace('"ttg.cluster-dim-x" = 2', '"ttg.cluster-dim-x" = 1')
     result = run(_fn(cga), policy="favorable")
     assert result.outcome == "not_simulated" and "CGA" in result.reason
+    result = run(_fn(module(rendezvous(), ctas=16)), policy="favorable")
+    assert result.outcome == "not_simulated" and "16 CTAs" in result.reason
+
+
+def test_a_cluster_of_8_ctas_runs() -> None:
+    """8 CTAs, the portable cluster size (a 4x2 TLX 2-CTA GEMM, an 8-CTA layernorm reduction),
+    run like any other cluster: every CTA's threads, the rendezvous, a verdict."""
     result = run(_fn(module(rendezvous(), ctas=8)), policy="favorable")
-    assert result.outcome == "not_simulated" and "8 CTAs" in result.reason
+    assert result.outcome == "completed", result.reason
+    assert {t.cta for t in result.machine.threads} == set(range(8))
 
 
 def test_cluster_barrier_inside_a_partition_is_a_stated_limit() -> None:

@@ -51,7 +51,10 @@ from ..ir.types import memdesc_bytes
 if TYPE_CHECKING:
     from .machine import BarrierSlot, Machine, Ref
 
-MAX_CTAS = 4
+# The portable cluster size limit of sm90/sm100 (16 needs a non-portable opt-in). Each CTA adds its
+# partitions' threads, so a run grows with the cluster: an 8-CTA TLX GEMM or layernorm runs well
+# under a second.
+MAX_CTAS = 8
 CLUSTER_SYNC_OPS = frozenset({"ttng.cluster_arrive", "ttng.cluster_wait", "ttng.cluster_barrier"})
 CLC_TRY_OPS = frozenset({"ttng.async_clc_try_cancel", "ttng.clc_try_cancel"})
 CLC_RESPONSE_OPS = CLC_TRY_OPS | {"ttng.clc_query_cancel", "ttng.clc_load_result"}  # write / read the response
