@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from barrier_viz.analyses.cluster_sim import cluster_races
+from barrier_viz.analyses.cluster_races import cluster_races
 from barrier_viz.analyses.deadlock import analyse_deadlocks
 from barrier_viz.analyses.input_points import admissible, model_of
 from barrier_viz.analyses.schedule import default_trips

@@ -1,4 +1,4 @@
-"""The cross-CTA race check (`cluster_sim.cluster_races`) on hand-written minimal IR.
+"""The cross-CTA race check (`cluster_races.cluster_races`) on hand-written minimal IR.
 
 Each test states what the hardware does: a phase that completes before the bytes it should
 count have landed lets the reader in early (a race), and the run that shows it may then hang
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from barrier_viz.analyses.cluster_sim import _races_stand, cluster_races
+from barrier_viz.analyses.cluster_races import _races_stand, cluster_races
 from barrier_viz.analyses.machine import Params
 from barrier_viz.analyses.schedule import RunResult, run
 from barrier_viz.ir.parse import parse_ir

@@ -50,7 +50,7 @@ class ExploreResult:
     runs: list[RunResult] = field(default_factory=list)
     deadlock: RunResult | None = None
     races: list[RaceReport] = field(default_factory=list)
-    # races first seen on a schedule that only the CTA groups' pace forbids (cluster_sim.pace_excuse)
+    # races first seen on a schedule that only the CTA groups' pace forbids (cluster_races.pace_excuse)
     paced: dict[tuple[int, int], str] = field(default_factory=dict)
     states: int = 0
     seconds: float = 0.0
@@ -70,7 +70,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
     rests on a trip count assumed in some partitions only, is what `check` states as a limit:
     here too it is no verdict (`not_judged`, with the reason) unless another schedule hangs
     without it."""
-    from .cluster_sim import pace_excuse
+    from .cluster_races import pace_excuse
     from .deadlock import _unmodelled
 
     chosen_at = time.perf_counter()

@@ -58,7 +58,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
             # Races between the CTAs of a cluster: only a run sees the peer's accesses. Also
             # when the kernel hangs: a read let in by a phase that completed early comes before
             # the hang it leads to (cluster_races says which runs' races stand).
-            from .cluster_sim import cluster_races
+            from .cluster_races import cluster_races
             from .schedule import default_trips
 
             for f in cluster_races(fn, dyn.params, default_trips(fn), dyn.budget.deadline if dyn.budget else None,
