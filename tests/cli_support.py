@@ -39,6 +39,15 @@ def run_cli(*args: str, input: bytes | None = None) -> Run:
     return Run(result.exit_code, result.stdout, result.stderr, exc)
 
 
+def check_text(tmp_path: Path, text: str) -> dict:
+    """`check --format json` on IR text written to a file under `tmp_path` (hand-written kernels)."""
+    path = tmp_path / "k.ttgir"
+    path.write_text(text)
+    r = run_cli("check", str(path), "--format", "json")
+    assert r.exception is None, r.exception
+    return json.loads(r.stdout)
+
+
 def line_of(path: Path, needle: str, *, skip_comments: bool = True) -> int:
     """1-based line of the first line of `path` containing `needle` (comment lines skipped),
     so tests state *what* they look for instead of hard-coding line numbers."""

@@ -18,7 +18,7 @@ import pytest
 from barrier_viz.analyses.cluster_exit import lowering_exit_sync
 from barrier_viz.ir.parse import parse_ir
 
-from cli_support import run_cli
+from cli_support import check_text, run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = REPO / "evals" / "cases"
@@ -84,12 +84,6 @@ def rounds(last_arrive_skipped: bool, tmem: bool = False) -> str:
 '''
 
 
-def _check(tmp_path: Path, text: str) -> dict:
-    path = tmp_path / "k.ttgir"
-    path.write_text(text)
-    r = run_cli("check", str(path), "--format", "json")
-    assert r.exception is None, r.exception
-    return r.json()
 
 
 def _kind(doc: dict, kind: str) -> list[dict]:
@@ -101,7 +95,7 @@ def test_a_trailing_remote_arrive_into_a_cta_that_waits_no_more_is_an_error(tmp_
     """CTA 1's arrive of the last round (line of the arrive_barrier) reaches CTA 0's barrier
     after CTA 0's last wait: nothing keeps CTA 0 alive until it lands."""
     text = module(rounds(last_arrive_skipped=False))
-    doc = _check(tmp_path, text)
+    doc = check_text(tmp_path, text)
     hits = _kind(doc, "race.remote_after_exit")
     arrive = next(i for i, l in enumerate(text.split("\n"), 1) if "ttng.arrive_barrier %remote" in l)
     assert len(hits) == 1, doc["findings"]
@@ -114,7 +108,7 @@ def test_a_trailing_remote_arrive_into_a_cta_that_waits_no_more_is_an_error(tmp_
 
 def test_the_fixed_handshake_skips_the_last_arrive_and_is_clean(tmp_path: Path) -> None:
     """The earlier rounds' remote arrives are each waited on by CTA 0 in the next round."""
-    doc = _check(tmp_path, module(rounds(last_arrive_skipped=True)))
+    doc = check_text(tmp_path, module(rounds(last_arrive_skipped=True)))
     assert not _kind(doc, "race.remote_after_exit")
     assert not [f for f in doc["findings"] if f["severity"] == "error"], doc["findings"]
 
@@ -125,11 +119,11 @@ def test_the_lowerings_exit_cluster_sync_orders_every_remote_access(tmp_path: Pa
     Unless the kernel said it syncs itself (`tlx.user_post_ws_sync`): then the IR's own syncs
     are all there is, and the trailing arrive is an error again."""
     paired = "tlx.enable_paired_cta_mma = true, "
-    assert not _kind(_check(tmp_path, module(rounds(False, tmem=True), paired)), "race.remote_after_exit")
+    assert not _kind(check_text(tmp_path, module(rounds(False, tmem=True), paired)), "race.remote_after_exit")
     own = paired + "tlx.user_post_ws_sync = true, "
-    assert _kind(_check(tmp_path, module(rounds(False, tmem=True), own)), "race.remote_after_exit")
+    assert _kind(check_text(tmp_path, module(rounds(False, tmem=True), own)), "race.remote_after_exit")
     # Without tensor memory there is no dealloc, and no exit sync: the pairing alone orders nothing.
-    assert _kind(_check(tmp_path, module(rounds(False), paired)), "race.remote_after_exit")
+    assert _kind(check_text(tmp_path, module(rounds(False), paired)), "race.remote_after_exit")
 
 
 def test_a_cluster_barrier_before_the_return_orders_the_trailing_arrive(tmp_path: Path) -> None:
@@ -137,7 +131,7 @@ def test_a_cluster_barrier_before_the_return_orders_the_trailing_arrive(tmp_path
     and CTA 1 reaches it after its last arrive."""
     text = module(rounds(last_arrive_skipped=False)).replace("    tt.return", "    ttng.cluster_barrier\n    tt.return")
     assert "ttng.cluster_barrier" in text
-    doc = _check(tmp_path, text)
+    doc = check_text(tmp_path, text)
     assert not [f for f in doc["findings"] if f["severity"] == "error"], doc["findings"]
     assert any(r["outcome"] == "completed" for r in doc["simulation"]["runs"]), doc["simulation"]
 
@@ -175,9 +169,9 @@ def test_a_release_commit_before_the_awaited_commit_has_landed_when_the_epilogue
     `done` commit land, has seen the earlier `empty` commit land too. Without the later commit
     nothing in CTA 1 waits, and the release commit into CTA 1 is an error."""
     paired = "tlx.enable_paired_cta_mma = true, "
-    assert not _kind(_check(tmp_path, module(paired_commits(True), paired)), "race.remote_after_exit")
+    assert not _kind(check_text(tmp_path, module(paired_commits(True), paired)), "race.remote_after_exit")
     text = module(paired_commits(True), paired).replace("      ttng.wait_barrier %d, %z", "      // no wait")
-    hits = _kind(_check(tmp_path, text), "race.remote_after_exit")
+    hits = _kind(check_text(tmp_path, text), "race.remote_after_exit")
     assert hits and all(f["partitions"] == ["cta0.default"] for f in hits)
     assert {t for f in hits for t in f["evidence"]["targets"]} == {1}
 
@@ -192,7 +186,7 @@ def test_a_release_commit_after_the_awaited_commit_is_a_warning_not_a_verdict(tm
     release = "      ttng.tc_gen5_commit %empty : " + BAR + "\n"
     done = "      ttng.tc_gen5_commit %done : " + BAR + "\n"
     text = text.replace(release + done, done + release)
-    hits = _kind(_check(tmp_path, text), "race.remote_after_exit")
+    hits = _kind(check_text(tmp_path, text), "race.remote_after_exit")
     assert hits and all(f["severity"] == "warning" and f["evidence"]["trails_a_waited_commit"] for f in hits), hits
 
 
@@ -254,7 +248,7 @@ def test_a_wait_through_a_remote_view_is_an_error_naming_the_waiting_cta(tmp_pat
     """try_wait takes a shared::cta address: through the mapa'd view it polls the wrong memory
     (even though the view names the waiter's own rank). Only CTA 0 runs the wait."""
     text = module(producer_wait(through_remote=True))
-    doc = _check(tmp_path, text)
+    doc = check_text(tmp_path, text)
     hits = _kind(doc, "wait.remote_barrier")
     lines = text.split("\n")
     wait = next(i for i, l in enumerate(lines, 1) if "ttng.wait_barrier %rb" in l)
@@ -265,15 +259,15 @@ def test_a_wait_through_a_remote_view_is_an_error_naming_the_waiting_cta(tmp_pat
 
 
 def test_a_wait_on_the_local_barrier_is_clean(tmp_path: Path) -> None:
-    doc = _check(tmp_path, module(producer_wait(through_remote=False)))
+    doc = check_text(tmp_path, module(producer_wait(through_remote=False)))
     assert not _kind(doc, "wait.remote_barrier")
 
 
 def test_a_remote_view_captured_into_a_partition_is_followed(tmp_path: Path) -> None:
-    doc = _check(tmp_path, module(producer_wait(through_remote=True, in_partition=True)))
+    doc = check_text(tmp_path, module(producer_wait(through_remote=True, in_partition=True)))
     hits = _kind(doc, "wait.remote_barrier")
     assert len(hits) == 1 and hits[0]["partitions"] == ["cta0.partition0"]
-    assert not _kind(_check(tmp_path, module(producer_wait(through_remote=False, in_partition=True))),
+    assert not _kind(check_text(tmp_path, module(producer_wait(through_remote=False, in_partition=True))),
                      "wait.remote_barrier")
 
 

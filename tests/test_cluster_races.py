@@ -17,7 +17,7 @@ from barrier_viz.analyses.machine import Params
 from barrier_viz.analyses.schedule import RunResult, run
 from barrier_viz.ir.parse import parse_ir
 
-from cli_support import run_cli
+from cli_support import check_text, run_cli
 
 BAR = "!ttg.memdesc<1xi64, #shared, #smem, mutable>"
 BARS = "!ttg.memdesc<1x1xi64, #shared, #smem, mutable>"
@@ -105,12 +105,6 @@ def clc(consumer_parity: int) -> str:
 '''
 
 
-def _check(tmp_path: Path, text: str) -> dict:
-    path = tmp_path / "k.ttgir"
-    path.write_text(text)
-    r = run_cli("check", str(path), "--format", "json")
-    assert r.exception is None, r.exception
-    return json.loads(r.stdout)
 
 
 def _errors(doc: dict, prefix: str) -> list[dict]:
@@ -130,7 +124,7 @@ def test_an_expect_that_leaves_out_the_peers_bytes_lets_the_reader_in_before_the
     text = module(reduction(expect=0), ctas=2)
     stuck = run(_fn(text), Params(track_races=True), "favorable")
     assert stuck.outcome == "deadlock"
-    doc = _check(tmp_path, text)
+    doc = check_text(tmp_path, text)
     races = _errors(doc, "race.")
     assert races, doc["findings"]
     lines = text.splitlines()
@@ -143,7 +137,7 @@ def test_an_expect_that_leaves_out_the_peers_bytes_lets_the_reader_in_before_the
 def test_the_expect_that_counts_the_peers_bytes_is_clean(tmp_path: Path) -> None:
     """Armed for the peer's 8 bytes, the phase completes when the store has landed: the read
     is ordered after the peer's write, in both iterations."""
-    doc = _check(tmp_path, module(reduction(expect=8), ctas=2))
+    doc = check_text(tmp_path, module(reduction(expect=8), ctas=2))
     assert not _errors(doc, ""), doc["findings"]
 
 
@@ -152,7 +146,7 @@ def test_a_clc_consumer_polling_the_wrong_parity_reads_the_response_before_it_la
     the response try-cancel has not written yet: a race on the response buffer, in a single
     CTA (no static rule follows that buffer). The run that lands the answer at once hangs
     instead (the wait then needs a second phase): both are reported."""
-    doc = _check(tmp_path, module(clc(consumer_parity=1), ctas=1))
+    doc = check_text(tmp_path, module(clc(consumer_parity=1), ctas=1))
     races = [f for f in _errors(doc, "race.") if "first" in f["evidence"]]  # the run's race pair
     assert races, doc["findings"]
     ops = {f["evidence"]["first"]["op"] for f in races} | {f["evidence"]["second"]["op"] for f in races}
@@ -162,7 +156,7 @@ def test_a_clc_consumer_polling_the_wrong_parity_reads_the_response_before_it_la
 def test_a_clc_consumer_waiting_for_the_answer_is_clean(tmp_path: Path) -> None:
     """Parity 0 blocks until the answer lands (the run holds it back until nothing else can go
     on): the query is ordered after try-cancel's write."""
-    doc = _check(tmp_path, module(clc(consumer_parity=0), ctas=1))
+    doc = check_text(tmp_path, module(clc(consumer_parity=0), ctas=1))
     assert not _errors(doc, ""), doc["findings"]
 
 
