@@ -55,6 +55,24 @@ def add(name, path, kernel, spec, comp="fbt", nested=None, family="tlx"):
 
 C: list[dict] = []
 
+
+def gl03(cga, la, lb, bm, bn, bk, st, gmd, gtw, comp="fbt", edits=None):
+    """Gluon 03-matmul-multicta at one config: `cga` the C layout's CGA bases, `la`/`lb` A's and
+    B's (the number of bases along M decides the tile's M)."""
+    cg = eval(cga); sm = 1 << sum(b[0] != 0 for b in cg); tile_m = bm * sm
+    spec = {"signature": {"a_desc": gd("fp16", [tile_m, bk], f"gl.NVMMASharedLayout.get_default_for([{tile_m}, {bk}], gl.float16, cga_layout={la})"),
+                          "b_desc": gd("fp16", [bk, bn], f"gl.NVMMASharedLayout.get_default_for([{bk}, {bn}], gl.float16, cga_layout={lb})"),
+                          "c_desc": gd("fp16", [tile_m, 32], f"gl.NVMMASharedLayout.get_default_for([{tile_m}, 32], gl.float16, cga_layout={cga})"),
+                          "M": "i32", "N": "i32", "K": "i32"},
+            "constexprs": {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GRID_MINOR_DIM": gmd,
+                           "GRID_TILE_WIDTH": gtw, "STAGES": st, "ACC_STAGES": 2, "CGA_LAYOUT": {"eval": cga},
+                           "EPILOGUE_SIZE_N": 32, "SUBTILE_STAGES": 4},
+            "num_warps": 4, "num_stages": 3, "num_ctas": 2 ** len(cg), "target": "cuda:100"}
+    if edits:
+        spec["edits"] = edits
+    add(f"gl03_matmul_multicta_nc{2**len(cg)}_BN{bn}_BK{bk}_st{st}.{comp}", "python/examples/gluon/03-matmul-multicta.py",
+        "_matmul_kernel", spec, comp=comp, family="gluon")
+
 # ---- TLX unit tests (test_tlx_cluster.py)
 for tgt in ("cuda:100", "cuda:90"):
     sm = tgt[-3:].strip(":")
@@ -235,18 +253,9 @@ for comp in ("fbt", "up39"):
                             "EPILOGUE_SIZE_N": 32, "SUBTILE_STAGES": 4},
              "num_warps": 4, "num_ctas": 2 ** len(cg), "target": "cuda:100", "edits": UP39_BC if comp == "up39" else NOBENCH}, comp=comp, family="gluon")
 # fork v3.7.4 03-matmul-multicta at other configs
-for cga, la, lb, bm, bn, bk, st, gmd, gtw in [("((1, 0),)", "((1, 0),)", "((0, 1),)", 128, 128, 128, 3, 1, 4),
-                                              ("((1, 0), (2, 0))", "((1, 0), (2, 0))", "((0, 1), (0, 0))", 128, 256, 64, 4, 0, 8)]:
-    cg = eval(cga); sm = 1 << sum(b[0] != 0 for b in cg); tile_m = bm * sm
-    add(f"gl03_matmul_multicta_nc{2**len(cg)}_BN{bn}_BK{bk}_st{st}.fbt", "python/examples/gluon/03-matmul-multicta.py", "_matmul_kernel",
-        {"signature": {"a_desc": gd("fp16", [tile_m, bk], f"gl.NVMMASharedLayout.get_default_for([{tile_m}, {bk}], gl.float16, cga_layout={la})"),
-                       "b_desc": gd("fp16", [bk, bn], f"gl.NVMMASharedLayout.get_default_for([{bk}, {bn}], gl.float16, cga_layout={lb})"),
-                       "c_desc": gd("fp16", [tile_m, 32], f"gl.NVMMASharedLayout.get_default_for([{tile_m}, 32], gl.float16, cga_layout={cga})"),
-                       "M": "i32", "N": "i32", "K": "i32"},
-         "constexprs": {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GRID_MINOR_DIM": gmd,
-                        "GRID_TILE_WIDTH": gtw, "STAGES": st, "ACC_STAGES": 2, "CGA_LAYOUT": {"eval": cga},
-                        "EPILOGUE_SIZE_N": 32, "SUBTILE_STAGES": 4},
-         "num_warps": 4, "num_stages": 3, "num_ctas": 2 ** len(cg), "target": "cuda:100"}, family="gluon")
+for cfg in [("((1, 0),)", "((1, 0),)", "((0, 1),)", 128, 128, 128, 3, 1, 4),
+            ("((1, 0), (2, 0))", "((1, 0), (2, 0))", "((0, 1), (0, 0))", 128, 256, 64, 4, 0, 8)]:
+    gl03(*cfg)
 
 # ---- more unit-test kernels and tutorial configurations
 LN_SIG = {"X": "*fp16", "Y": "*fp16", "W": "*fp16", "B": "*fp16", "Mean": "*fp32", "Rstd": "*fp32", "stride": "i32",
@@ -358,20 +367,10 @@ add("t09_matmul_kernel_tma_persistent_ws_nctas4_sub.up39", "python/tutorials/09-
 
 UP39_03 = [{"replace": "mbarrier.sync_cluster_init()", "with": "pass  # triton 3.9.0 inserts the cluster init sync itself"}, {"replace": "mma_barrier_count: gl.constexpr = tcgen05_mma_barrier_count([a_bufs.index(0), b_bufs.index(0)], multicast=True)",
             "with": "mma_barrier_count: gl.constexpr = tcgen05_mma_barrier_count([a_bufs.index(0), b_bufs.index(0)], multicast=True, two_ctas=TWO_CTAS)"}]
-for cga, la, lb, bm, bn, bk, st, gmd, gtw in [("((1, 0),)", "((1, 0),)", "((0, 1),)", 128, 256, 64, 6, 0, 16),
-                                              ("((1, 0), (2, 0))", "((1, 0), (2, 0))", "((0, 1), (0, 0))", 128, 128, 64, 4, 1, 8),
-                                              ("((1, 0),)", "((1, 0),)", "((0, 1),)", 128, 128, 128, 3, 1, 4)]:
-    cg = eval(cga); sm = 1 << sum(b[0] != 0 for b in cg); tile_m = bm * sm
-    add(f"gl03_matmul_multicta_nc{2**len(cg)}_BN{bn}_BK{bk}_st{st}.up39", "python/examples/gluon/03-matmul-multicta.py", "_matmul_kernel",
-        {"signature": {"a_desc": gd("fp16", [tile_m, bk], f"gl.NVMMASharedLayout.get_default_for([{tile_m}, {bk}], gl.float16, cga_layout={la})"),
-                       "b_desc": gd("fp16", [bk, bn], f"gl.NVMMASharedLayout.get_default_for([{bk}, {bn}], gl.float16, cga_layout={lb})"),
-                       "c_desc": gd("fp16", [tile_m, 32], f"gl.NVMMASharedLayout.get_default_for([{tile_m}, 32], gl.float16, cga_layout={cga})"),
-                       "M": "i32", "N": "i32", "K": "i32"},
-         "constexprs": {"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GRID_MINOR_DIM": gmd,
-                        "GRID_TILE_WIDTH": gtw, "STAGES": st, "ACC_STAGES": 2, "CGA_LAYOUT": {"eval": cga},
-                        "EPILOGUE_SIZE_N": 32, "SUBTILE_STAGES": 4},
-         "num_warps": 4, "num_stages": 3, "num_ctas": 2 ** len(cg), "target": "cuda:100", "edits": UP39_03},
-        comp="up39", family="gluon")
+for cfg in [("((1, 0),)", "((1, 0),)", "((0, 1),)", 128, 256, 64, 6, 0, 16),
+            ("((1, 0), (2, 0))", "((1, 0), (2, 0))", "((0, 1), (0, 0))", 128, 128, 64, 4, 1, 8),
+            ("((1, 0),)", "((1, 0),)", "((0, 1),)", 128, 128, 128, 3, 1, 4)]:
+    gl03(*cfg, comp="up39", edits=UP39_03)
 
 
 # Kernels whose error finding was judged by hand against the IR, the source and the lowering to be
