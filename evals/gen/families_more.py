@@ -541,16 +541,23 @@ def cmd_check(args) -> int:
     return 1 if bad else 0
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
+def compile_parser(sub, out: str):
+    """The `compile` subcommand's options (also cluster_unseen.py's): where the fork's history
+    is, where the IR goes, which kernels, and the two compilers' interpreters."""
     c = sub.add_parser("compile")
     c.add_argument("--git-dir", default="/work/.mirror/facebookexperimental+triton/repo")
-    c.add_argument("--out", default="/tmp/fam-more")
+    c.add_argument("--out", default=out)
     c.add_argument("--only", default="")
     c.add_argument("--fbt-python", default="/tmp/fbt-hist/bin/python")
     c.add_argument("--up-python", default="/tmp/up39/bin/python")
     c.add_argument("--timeout", type=int, default=900)
+    return c
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = compile_parser(sub, "/tmp/fam-more")
     c.add_argument("--skip-existing", action="store_true", help="keep files already compiled")
     k = sub.add_parser("check")
     k.add_argument("dir", nargs="?", default="/tmp/fam-more")
