@@ -19,6 +19,14 @@ cluster tile's `block_type.nbytes`).
   `EXPECT_FULL` makes the loader expect the whole cluster tile's bytes (the mistake: each CTA
   receives only its half, so on the GPU its barrier's phase never completes).
 
+What the H200 ran (Triton 3.6's PTX of these kernels): every CTA inits, expects, waits on and
+arrives at its own copy of each barrier, whatever its CGA layout (`[[0]]` and none give the same
+PTX), and each CTA's TMA load (no multicast in 3.6) completes on its own copy. Newer Triton lowers
+the same `[[0]]` barrier as one barrier in CTA 0 (3.9: init with count * 2 there, a cluster sync
+after the init, expect and arrive through `shared::cluster` addresses) and rejects a `[[0]]` or
+layout-less barrier on a TMA load ("TMA barrier cga_layout must be [[1]]"): the same IR text has
+two lowerings, and these cases record what 3.6's does.
+
 Nothing here runs at import; gluon_probe.py launches them, gluon_compile.py compiles them here.
 """
 
