@@ -38,7 +38,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from gpu_probe import _run  # noqa: E402  (the watchdog; plain module next to this one)
+from gluon_cluster_kernels import PROBES as CLUSTER_PROBES  # noqa: E402
 from gluon_kernels import PROBES  # noqa: E402
+
+PROBES = {**PROBES, **CLUSTER_PROBES}
 
 CHILD = r'''
 import sys, json, os, hashlib
@@ -46,6 +49,7 @@ mode, path, probe, here = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys
 import torch, triton
 sys.path.insert(0, here)
 import gluon_kernels as gk
+import gluon_cluster_kernels as gc
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
@@ -54,8 +58,18 @@ torch.manual_seed(0)
 dev = "cuda"
 ws = gk.ws_list_api()
 f16 = gl.float16
-lay = lambda shape: gl.NVMMASharedLayout.get_default_for(shape, f16)
-if name in ("gemm_ws", "gemm_2c"):
+lay = lambda shape, cga=None: gl.NVMMASharedLayout.get_default_for(shape, f16, cga_layout=cga)
+if name == "cga_copy":
+    # a 2-CTA cluster per 128-row block: the grid counts clusters (program_id is the cluster's)
+    M, NC = size["M"], size["NC"]
+    x = torch.randn(M, NC, device=dev, dtype=torch.float16)
+    o = torch.empty(M, NC, device=dev, dtype=torch.float16)
+    x_d = TensorDescriptor.from_tensor(x, [ce["BM"], ce["BC"]], lay([ce["BM"], ce["BC"]], gc.tile_cga(probe)))
+    o_d = TensorDescriptor.from_tensor(o, [ce["BM"], ce["BC"]], lay([ce["BM"], ce["BC"]], gc.tile_cga(probe)))
+    grid = (M // ce["BM"],)
+    fn, args = gc.cga_copy, [x_d, o_d, NC, ce["STAGES"], ce["BAR_CGA"], ce["EXPECT_FULL"], ws]
+    outs, refs, tol = [o], [x.float()], 1e-6
+elif name in ("gemm_ws", "gemm_2c"):
     M, N, K = size["M"], size["N"], size["K"]
     a = torch.randn(M, K, device=dev, dtype=torch.float16)
     b = torch.randn(K, N, device=dev, dtype=torch.float16)
@@ -83,7 +97,7 @@ else:
     grid = (M // ce["BM"],)
     fn, args = gk.rowstats, [x_d, s, mx, NC, ce["STAGES"], ws]
     outs, refs, tol = [s, mx], [x.float().sum(1), x.float().amax(1)], 1e-3
-meta = dict(num_warps=probe["warps"])
+meta = dict(num_warps=probe["warps"], num_ctas=probe.get("ctas", 1))
 if mode != "src":
     meta["ir_override"] = path  # the compiler swaps this file in for the TTGIR it built
 

@@ -13,6 +13,8 @@
         With --handwritten (the Gluon family, gluon_probe.py's results): wrong -> a race.* error;
         fault (a CUDA error after launch) -> any error; ok for an edit that races by construction
         -> still a race.* (latent: the run did not take that schedule), and the notes say why.
+        With --cluster (the 2-CTA kernels of gluon_cluster_kernels.py): group cluster, and a hang
+        expects a deadlock.* naming a CTA.
 
 Between the two, run on the device (see gpu_probe.py):
     python3 evals/gen/gpu_probe.py run evals/gen/gpu_work $OUT
@@ -80,14 +82,28 @@ def cmd_mutants(args: argparse.Namespace) -> None:
     print(f"{total} mutants under {work}")
 
 
+# What the GPU ran for a CGA-form kernel of gluon_cluster_kernels.py, read from Triton 3.6's PTX
+# of these kernels (so the truth is not read as the fork's leader-barrier lowering).
+CLUSTER_LOWERING = (" Triton 3.6 (the H200's) lowers this CGA-form module (ttg.num-ctas = 2, 1xi64 barriers) "
+                    "CTA-locally: in its PTX every CTA inits, expects (the expect's byte count as written), "
+                    "waits on and arrives at its own copy of each barrier (shared::cta addresses, no mapa), "
+                    "and its TMA load (no multicast) completes on its own copy; the barrier's CGA layout "
+                    "([[0]] or none) does not change the PTX. The CTAs share no barrier.")
+
+
 # Operators whose edit races by construction: a correct completion only means the run did not
 # take the bad schedule (a latent race), so such an ok case still expects the race.
 RACE_BY_CONSTRUCTION = frozenset({"drop_wait", "early_release"})
 
 
-def _expect(label: str, stem: str, m: dict | None, handwritten: bool) -> tuple[list, list, str]:
-    """What a case with this GPU label expects, and why (appended to its notes)."""
+def _expect(label: str, stem: str, m: dict | None, handwritten: bool, cluster: bool = False) -> tuple[list, list, str]:
+    """What a case with this GPU label expects, and why (appended to its notes). In a cluster
+    kernel a hang must be the interpreter's deadlock, reported in a CTA that hangs (issue 12);
+    the CGA kernels here are symmetric (every CTA waits on its own copy of the barrier), so any
+    CTA it names is one that hangs."""
     if label == "hang":
+        if cluster:
+            return [{"kind": "deadlock.*", "cta": "any"}], [], ""
         return [{"kind": "hang"}], [], ""
     if stem == "base":
         return [], ["deadlock.*", "hang", "race.*"], ""
@@ -137,10 +153,13 @@ def cmd_cases(args: argparse.Namespace) -> None:
                                       if label == "hang" else ""))
             if label == "fault" and entry.get("errors", {}).get(fname):
                 observed += f" ({entry['errors'][fname]})"
-            if fname in entry.get("reruns_30_reps", {}):
-                observed += f"; again {entry['reruns_30_reps'][fname]} over 30 launches"
-            findings, absent, why = _expect(label, stem, m, args.handwritten)
+            for key in sorted(k for k in entry if k.startswith("reruns_") and k.endswith("_reps")):
+                if fname in entry[key]:  # a repeat run (reruns_<N>_reps: N launches per file)
+                    observed += f"; again {entry[key][fname]} over {key[len('reruns_'):-len('_reps')]} launches"
+            findings, absent, why = _expect(label, stem, m, args.handwritten, args.cluster)
             note = observed + "." + why
+            if args.cluster:
+                note += CLUSTER_LOWERING
             if m:
                 note += f" Mutation {m['operator']}: {m['why']}"
                 # (an operator with no expected kind and no hang ruled out leaves the outcome to the GPU)
@@ -155,12 +174,16 @@ def cmd_cases(args: argparse.Namespace) -> None:
                       "num_warps": cfg["warps"], "gpu": meta.get("gpu", "NVIDIA H200")}
             if "stages" in cfg:
                 source["num_stages"] = cfg["stages"]
+            if cfg.get("ctas", 1) > 1:
+                source["num_ctas"] = cfg["ctas"]
+            if args.cluster:
+                source["recipe"] = "evals/gen/gpu_cases.py"
             if "size" in cfg:
                 source["size"] = cfg["size"]
             if m:
                 source["mutation"] = m["mutation"]
             write_case(CASES / f"{PREFIX}.{name}.{stem}", text, findings=findings, absent=absent, notes=note,
-                       source=source, truth=label, compress=True)
+                       source=source, truth=label, compress=True, group="cluster" if args.cluster else None)
             written += 1
     print(f"wrote {written} GPU-observed cases")
 
@@ -178,6 +201,8 @@ def main() -> None:
     c.add_argument("--work", default=str(HERE / "gpu_work"))
     c.add_argument("--handwritten", action="store_true",
                    help="hand-written kernels (Gluon): wrong -> race.*, fault -> any error, latent races kept")
+    c.add_argument("--cluster", action="store_true",
+                   help="cluster kernels (gluon_cluster_kernels.py): group cluster, a hang expects deadlock.* in a CTA")
     c.set_defaults(func=cmd_cases)
     args = ap.parse_args()
     args.func(args)
