@@ -60,6 +60,15 @@ MMA_OPS = frozenset({"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"})
 COMMIT = "ttng.tc_gen5_commit"
 
 
+# What a broadcast TMA barrier outside a two-CTA module means depends on the compiler, which the
+# IR does not say: Triton 3.6 lowers every barrier of a CGA module CTA-locally (each CTA inits,
+# expects and waits on its own copy, and its TMA bytes complete there: seen in its PTX and on an
+# H200, evals/cases/gpu-h200.gluon-cluster-copy*), while newer Triton verifies that a TMA barrier
+# outside a two-CTA module has the per-CTA layout and rejects this one.
+LOCAL_LOWERING = ("; what this IR means depends on its compiler: Triton 3.6 keeps every barrier CTA-local (each CTA "
+                  "must then expect the bytes it receives itself), newer Triton rejects a broadcast TMA barrier here")
+
+
 class CgaUnknown(Exception):
     """The CGA layout of a type does not determine what was asked; `str(e)` says why."""
 
@@ -357,7 +366,8 @@ def tma_barrier_bytes(op: Operation, barrier_type: str | None, m: CgaModule, cta
         # (`cta_group::2`), and then only the pair peer's.
         if h != d and not (m.two_ctas and h == d & ~1):
             raise CgaUnknown(f"{op.name} at line {op.line} lands bytes in CTA {d} whose barrier copy is in CTA {h}, "
-                             "which a TMA signal cannot reach" + ("" if m.two_ctas else " outside a two-CTA module"))
+                             "which a TMA signal cannot reach" + ("" if m.two_ctas else " outside a two-CTA module"
+                             + LOCAL_LOWERING))
         out[h] = out.get(h, 0) + nbytes
     return out
 
