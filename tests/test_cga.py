@@ -201,12 +201,23 @@ def test_a_barrier_without_a_cga_layout_is_a_stated_limit(tmp_path):
     assert f.kind == "model.limit" and "has no CGA layout in a 2-CTA module" in f.message
 
 
-def test_a_shared_barrier_outside_a_two_cta_module_is_a_stated_limit(tmp_path):
-    """CTA 1's bytes can reach CTA 0's barrier only as a two-CTA copy (`cta_group::2`); without
-    a two-CTA MMA in the module nothing says how they would: no verdict."""
+def test_a_broadcast_tma_barrier_outside_a_two_cta_module_is_read_cta_local(tmp_path):
+    """CTA 1's bytes can reach CTA 0's barrier only as a two-CTA copy (`cta_group::2`). Without a
+    two-CTA MMA, newer Triton rejects a broadcast TMA barrier and Triton 3.6 lowers every barrier
+    CTA-locally, so the IR is read that way: each CTA expects the whole group's 34816 bytes on its
+    own copy but receives only its share, a hang-kind error in CTA 1 (no limit)."""
+    from barrier_viz.facts.cga import cga_module_of
+    from barrier_viz.ir.parse import parse_ir
+
     path = _edit(tmp_path, ("{is_async, multicast, two_ctas}", "{is_async, multicast}"))
-    [f] = _errors(path)
-    assert f.kind == "model.limit" and "a TMA signal cannot reach outside a two-CTA module" in f.message
+    ir = parse_ir(path.read_text())
+    module = next(op for op in ir.operations if op.name == "builtin.module")
+    assert cga_module_of(module, ir.aliases).local_barriers
+    assert cga_module_of(next(op for op in parse_ir(LOADS.read_text()).operations
+                              if op.name == "builtin.module")).local_barriers is False
+    findings = check(Analysis(select(str(path), None, None, require_function=True))).findings
+    assert not [f for f in findings if f.kind == "model.limit"]
+    assert [f for f in findings if f.severity.value == "error" and "cta1" in f.message], [f.message for f in findings]
 
 
 def test_a_layout_the_compiler_would_reject_is_a_stated_limit(tmp_path):

@@ -303,7 +303,7 @@ def _released_by(m: "Machine", op: Operation, issuer: int) -> set[int] | None:
             if w.name != "ttng.wait_barrier":
                 continue
             try:
-                home = cga.barrier_home(cga.barrier_type_of(w), m.cga.aliases, m.cga.num_ctas)
+                home = m.cga.home(cga.barrier_type_of(w))
             except CgaUnknown:
                 return None
             if home.is_home(issuer):

@@ -337,7 +337,7 @@ def cga_expect_bytes(m: "Machine", op: Operation, declared: int) -> int:
     """What the leader's copy expects for `barrier_expect %b, declared`: the group's shares."""
     from ..facts import cga
 
-    home = _cga_call(cga.barrier_home, cga.barrier_type_of(op), m.cga.aliases, m.cga.num_ctas)
+    home = _cga_call(m.cga.home, cga.barrier_type_of(op))
     return declared * home.group_size()
 
 

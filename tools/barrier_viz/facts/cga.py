@@ -60,15 +60,6 @@ MMA_OPS = frozenset({"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"})
 COMMIT = "ttng.tc_gen5_commit"
 
 
-# What a broadcast TMA barrier outside a two-CTA module means depends on the compiler, which the
-# IR does not say: Triton 3.6 lowers every barrier of a CGA module CTA-locally (each CTA inits,
-# expects and waits on its own copy, and its TMA bytes complete there: seen in its PTX and on an
-# H200, evals/cases/gpu-h200.gluon-cluster-copy*), while newer Triton verifies that a TMA barrier
-# outside a two-CTA module has the per-CTA layout and rejects this one.
-LOCAL_LOWERING = ("; what this IR means depends on its compiler: Triton 3.6 keeps every barrier CTA-local (each CTA "
-                  "must then expect the bytes it receives itself), newer Triton rejects a broadcast TMA barrier here")
-
-
 class CgaUnknown(Exception):
     """The CGA layout of a type does not determine what was asked; `str(e)` says why."""
 
@@ -259,12 +250,17 @@ class BarrierHome:
 
     layout: CGALayout
     elements: int
+    local: bool = False  # a CTA-local lowering (CgaModule.local_barriers): every CTA its own copy
 
     def home(self, cta: int) -> int:
         """The CTA whose copy of the barrier `cta`'s arrivals, waits and bytes use."""
-        return self.layout.leader(cta)
+        return cta if self.local else self.layout.leader(cta)
 
     def group_size(self) -> int:
+        return 1 if self.local else self.layout_group()
+
+    def layout_group(self) -> int:
+        """CTAs sharing one barrier by the layout's broadcast bits."""
         return 1 << bin(self.layout.broadcast_mask).count("1")
 
     def is_home(self, cta: int) -> bool:
@@ -284,17 +280,17 @@ class BarrierHome:
         return out
 
 
-def barrier_home(type_text: str | None, aliases: dict[str, str], num_ctas: int) -> BarrierHome:
-    """The CGA placement of a barrier view; raises when the lowering's `N / elements` group
-    size and the layout's broadcast groups disagree (then the IR means something we do not
-    model)."""
+def barrier_home(type_text: str | None, aliases: dict[str, str], num_ctas: int, local: bool = False) -> BarrierHome:
+    """The CGA placement of a barrier view (`local`: under a CTA-local lowering); raises when the
+    lowering's `N / elements` group size and the layout's broadcast groups disagree (then the IR
+    means something we do not model)."""
     md = parse_memdesc(type_text, aliases)
     if md is None or md.dtype != "i64":
         raise CgaUnknown(f"{type_text} is not a barrier view")
     layout = _layout_for(md.encoding, aliases, num_ctas, type_text)
     elements = prod(md.shape) if md.shape else 1
-    home = BarrierHome(layout, elements)
-    if elements * home.group_size() != num_ctas:
+    home = BarrierHome(layout, elements, local)
+    if elements * home.layout_group() != num_ctas:
         raise CgaUnknown(f"barrier view {md.text} holds {elements} barrier(s) for {num_ctas} CTAs but its layout "
                          f"groups them by {home.group_size()}")
     return home
@@ -308,6 +304,10 @@ class CgaModule:
     num_ctas: int
     two_ctas: bool
     aliases: dict[str, str]
+    local_barriers: bool = False  # see `_local_lowering`
+
+    def home(self, barrier_type: str | None) -> BarrierHome:
+        return barrier_home(barrier_type, self.aliases, self.num_ctas, self.local_barriers)
 
 
 def cga_module(ir: ParsedIR) -> CgaModule | None:
@@ -329,7 +329,27 @@ def cga_module_of(module: Operation, aliases: dict[str, str] | None = None) -> C
     else:
         # make_llir's check_matmul_two_cta sets the module flag from the MMAs' `two_ctas`.
         two = two or any(op.name in MMA_OPS and op.attr("two_ctas") is True for op in module.walk())
-    return CgaModule(num, two, aliases if aliases is not None else (module.aliases or {}))
+    aliases = aliases if aliases is not None else (module.aliases or {})
+    return CgaModule(num, two, aliases, not two and _local_lowering(module, aliases, num))
+
+
+def _local_lowering(module: Operation, aliases: dict[str, str], num_ctas: int) -> bool:
+    """Is this IR valid only under a CTA-local barrier lowering? A TMA load that completes on a
+    barrier with broadcast bits, outside a two-CTA module, is rejected by newer Triton's verifier
+    (a TMA barrier there must have the per-CTA layout), and the fork's v3.7.4 would complete the
+    bytes on a non-leader's copy it never initialised; Triton 3.6 accepts it and lowers every
+    barrier op of the module CTA-locally (each CTA inits, expects, waits on and receives bytes on
+    its own copy: its PTX, and the H200 runs of evals/cases/gpu-h200.gluon-cluster-copy*). So the
+    only compiler whose output this can be defines it per CTA, and it is read that way."""
+    for op in module.walk():
+        if op.name not in TMA_LOAD_OPS:
+            continue
+        try:
+            if barrier_home(barrier_type_of(op), aliases, num_ctas).layout.broadcast_mask:
+                return True
+        except CgaUnknown:
+            continue
+    return False
 
 
 def multicast_group(broadcast_bits: int, cta: int, num_ctas: int) -> frozenset[int]:
@@ -352,7 +372,7 @@ def tma_barrier_bytes(op: Operation, barrier_type: str | None, m: CgaModule, cta
                          "CGA IR")
     d_layout = _layout_for(md.encoding, m.aliases, m.num_ctas, dst)
     nbytes = bytes_per_cta(dst, m.aliases, m.num_ctas)
-    home = barrier_home(barrier_type, m.aliases, m.num_ctas)
+    home = m.home(barrier_type)
     if op.attr("multicast") is True and d_layout.broadcast_mask:
         if cta & d_layout.broadcast_mask:
             return {}
@@ -366,8 +386,7 @@ def tma_barrier_bytes(op: Operation, barrier_type: str | None, m: CgaModule, cta
         # (`cta_group::2`), and then only the pair peer's.
         if h != d and not (m.two_ctas and h == d & ~1):
             raise CgaUnknown(f"{op.name} at line {op.line} lands bytes in CTA {d} whose barrier copy is in CTA {h}, "
-                             "which a TMA signal cannot reach" + ("" if m.two_ctas else " outside a two-CTA module"
-                             + LOCAL_LOWERING))
+                             "which a TMA signal cannot reach" + ("" if m.two_ctas else " outside a two-CTA module"))
         out[h] = out.get(h, 0) + nbytes
     return out
 
@@ -377,7 +396,7 @@ def clc_barrier_bytes(op: Operation, barrier_type: str | None, m: CgaModule, cta
     same offset in every CTA (multicast) or only in CTA 0 (`multicast = false`)."""
     if cta != 0:
         return {}
-    home = barrier_home(barrier_type, m.aliases, m.num_ctas)
+    home = m.home(barrier_type)
     mc = op.attr("multicast")
     targets = range(m.num_ctas) if mc is None or mc is True else (0,)
     out: dict[int, int] = {}
@@ -427,7 +446,7 @@ def commit_targets(op: Operation, m: CgaModule, cta: int) -> frozenset[int]:
 def expect_bytes_at_home(declared: int, barrier_type: str | None, m: CgaModule) -> dict[int, int]:
     """What `barrier_expect %b, declared` arms, per CTA holding a copy of the barrier: the
     leader expects `declared` for each CTA of its group."""
-    home = barrier_home(barrier_type, m.aliases, m.num_ctas)
+    home = m.home(barrier_type)
     g = home.group_size()
     return {c: declared * g for c in range(m.num_ctas) if home.is_home(c)}
 
@@ -436,17 +455,17 @@ def expect_bytes_at_home(declared: int, barrier_type: str | None, m: CgaModule) 
 def arrival_home(barrier_type: str | None, m: CgaModule, cta: int) -> int:
     """The CTA whose copy of the barrier an `arrive_barrier` / `barrier_expect` of CTA `cta`
     arrives on (its group's leader)."""
-    return barrier_home(barrier_type, m.aliases, m.num_ctas).home(cta)
+    return m.home(barrier_type).home(cta)
 
 
 def waits_on(barrier_type: str | None, m: CgaModule, cta: int) -> bool:
     """`wait_barrier` is predicated on the leader test: only a copy's own CTA waits on it."""
-    return barrier_home(barrier_type, m.aliases, m.num_ctas).is_home(cta)
+    return m.home(barrier_type).is_home(cta)
 
 
 def init_count(count: int, barrier_type: str | None, m: CgaModule) -> int:
     """`init_barrier %b, count` arms the leader's copy for every CTA of its group."""
-    return count * barrier_home(barrier_type, m.aliases, m.num_ctas).group_size()
+    return count * m.home(barrier_type).group_size()
 
 
 _BARRIER_TYPE_AT = {"ttng.async_tma_copy_global_to_local": 1, "ttng.async_tma_gather": 1,
@@ -479,7 +498,7 @@ def commit_arrivals(op: Operation, m: CgaModule, cta: int, barrier_type: str | N
     each target CTA, so each target must hold its own copy (a broadcast barrier's non-leader
     slot is never initialised: not modelled, raises)."""
     targets = commit_targets(op, m, cta)
-    home = barrier_home(barrier_type or barrier_type_of(op), m.aliases, m.num_ctas)
+    home = m.home(barrier_type or barrier_type_of(op))
     stray = sorted(t for t in targets if not home.is_home(t))
     if stray:
         raise CgaUnknown(f"{op.name} at line {op.line} arrives in CTA {stray[0]}, whose slot of this barrier is "
