@@ -459,3 +459,43 @@ def test_a_hang_only_below_one_tile_of_work_is_a_warning_and_the_main_launch_has
     empty = [f for f in doc["findings"] if f["kind"].startswith("deadlock.")]
     assert all(f["severity"] == "warning" and f["evidence"]["input"]["no_work"] for f in empty)
     assert doc["simulation"]["runs"][0]["outcome"] in ("completed", "covered")
+
+
+def tmem_copy_kernel() -> str:
+    """A paired (2-CTA) module whose MMA partition copies its scales from shared to tensor memory
+    (`tmem_copy`, tcgen05.cp) and commits."""
+    scales = "!ttg.memdesc<1x256xi8, #shared, #smem, mutable>"
+    tscales = "!ttg.memdesc<128x4xi8, #tmem_scales, #ttng.tensor_memory, mutable>"
+    return ('#tmem_scales = #ttng.tensor_memory_scales_encoding<>\n' + module(f'''  tt.func public @k() {{
+    %c0_i32 = arith.constant 0 : i32
+    %src = ttg.local_alloc : () -> {scales}
+    %dst = ttng.tmem_alloc : () -> {tscales}
+    %dones = ttg.local_alloc : () -> {BARS}
+    %done = ttg.memdesc_index %dones[%c0_i32] : {BARS} -> {BAR}
+    ttng.init_barrier %done, 1 : {BAR}
+    ttng.tmem_copy %src, %dst : {scales}, {tscales}
+    ttng.tc_gen5_commit %done : {BAR}
+    ttng.wait_barrier %done, %c0_i32 : {BAR}
+    tt.return
+  }}
+''', extra="tlx.enable_paired_cta_mma = true, "))
+
+
+def test_a_paired_tmem_copy_is_the_leaders_for_both_ctas() -> None:
+    """The lowering predicates tcgen05.cp on the leader CTA in a 2-CTA module
+    (TensorMemoryCopyOpConversion): CTA 0's tensor-core agent copies both CTAs' scales, CTA 1
+    issues nothing, and the commit after it covers the copy (a tcgen05 agent)."""
+    from dataclasses import replace
+
+    from barrier_viz.analyses.machine import Params
+
+    fn = _fn(tmem_copy_kernel())
+    params = choose_params(fn, Params())
+    result = run(fn, replace(params, track_races=True), policy="favorable")
+    assert result.outcome == "completed", result.reason
+    m = result.machine
+    copies = [a for log in m.hb.log.values() for a in log if a.op.name == "ttng.tmem_copy"]
+    assert copies and all(a.thread < 0 for a in copies)  # asynchronous: a tcgen05 agent
+    assert {m.threads[m.agent_owner[a.thread]].cta for a in copies} == {0}
+    homes = {a.region.storage[-1] if str(a.region.storage[-1]).startswith("cta") else "cta0" for a in copies}
+    assert homes == {"cta0", "cta1"}

@@ -71,6 +71,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
     here too it is no verdict (`not_judged`, with the reason) unless another schedule hangs
     without it."""
     from .cluster_races import pace_excuse
+    from .cluster_sim import CLC_TRY_OPS
     from .deadlock import _unmodelled
 
     chosen_at = time.perf_counter()
@@ -91,6 +92,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
             return
         seen.add(_state_hash(machine))
 
+    clc = any(op.name in CLC_TRY_OPS for op in function.walk())
     partitions: list[str] = []
     queue = list(POLICIES)  # the systematic schedules must all run for a "clean" verdict
     k = 0
@@ -108,7 +110,8 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
             if mandatory:
                 out.reason = "timeout" if over_time else "max states"
             break
-        result = run(function, params, policy, stop_trips=stop, observer=observer, deadline=budget.deadline)
+        result = run(function, replace(params, late_clc=_late_clc(policy, clc)), policy, stop_trips=stop,
+                     observer=observer, deadline=budget.deadline)
         out.runs.append(result)
         if result.outcome == "not_simulated":
             out.result, out.reason = "not_simulated", result.reason
@@ -184,6 +187,13 @@ def _storage_name(storage: tuple, machine) -> str:
     if storage and storage[0] == "tmem":
         return f"TMEM buffer.id {storage[1]}"
     return f"{storage[1]}" if len(storage) > 1 else str(storage)
+
+
+def _late_clc(policy: str, clc: bool) -> bool:
+    """Every other random schedule of a CLC kernel lands each try-cancel response late (after the
+    asker's next poll: `Params.late_clc`), the timing under which a consumer wait that passes on
+    the fresh barrier reads the response before it is written; the others land it at issue."""
+    return clc and policy.startswith("random:") and int(policy.split(":")[1]) % 2 == 1
 
 
 def _state_hash(machine) -> int:

@@ -860,6 +860,32 @@ def _slots_in(m: Machine, op: Operation, env, name: str, ctas: list[int], who: i
     return out
 
 
+def _h_tmem_copy(m: Machine, op: Operation, env, who, it):
+    """`tmem_copy %src, %dst` (`tcgen05.cp`): a tensor-core copy from shared to tensor memory,
+    asynchronous and ordered with the thread's other tcgen05 ops, so it is a tcgen05 agent of the
+    issuing thread (a later commit covers it, as it covers the MMA that reads the scales). In a
+    paired (2-CTA) module the lowering predicates it on the leader CTA
+    (`TensorMemoryCopyOpConversion`: `createLeaderCTAPredicate`, `cta_group::2`): the even CTA of
+    the pair copies for both, reading and writing each CTA's half, and the odd CTA issues nothing."""
+    for r in op.results:
+        env[r] = None
+    if m.hb is None:
+        return
+    pos = op.positional
+    cta = m.threads[who].cta
+    paired = (m.cga.two_ctas if m.cga is not None else m.cluster.paired) and m.cluster.size > 1
+    if paired and cta % 2:
+        return
+    agent = m.agent(who, op, tuple(m.tcgen05.get(who, [])[-1:]))
+    if agent is not None:
+        m.tcgen05[who] = [agent]
+    actor = agent if agent is not None else who
+    for c in (cluster_sim.pair_of(cta) if paired else (cta,)):
+        if len(pos) > 1:
+            m.access(op, _in_cta(env.get(pos[0]), c), "read", actor, it)
+            m.access(op, _in_cta(env.get(pos[1]), c), "write", actor, it)
+
+
 def _accessor(reads: tuple[int, ...], writes: tuple[int, ...], pred: int | None = None):
     """Handler for an op that only touches memory: records its accesses (for races)."""
 
@@ -1320,7 +1346,7 @@ _HANDLERS = {
     "ttg.local_store": _accessor(reads=(), writes=(1,)),
     "ttng.warp_group_dot": _accessor(reads=(0, 1), writes=()),
     "ttng.async_tma_copy_local_to_global": _accessor(reads=(1,), writes=()),
-    "ttng.tmem_copy": _accessor(reads=(0,), writes=(1,)),
+    "ttng.tmem_copy": _h_tmem_copy,
     "scf.for": _h_for,
     "scf.while": _h_while,
     "scf.if": _h_if,
