@@ -5,7 +5,6 @@ does and why the verdict follows."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from barrier_viz.analyses.schedule import choose_params, run
 from barrier_viz.ir.parse import parse_ir
 
-from cli_support import run_cli
+from cli_support import check_text
 from corpus_units import CORPUS
 
 BAR = "!ttg.memdesc<1xi64, #shared, #smem, mutable>"
@@ -135,12 +134,6 @@ def _fn(text: str):
     return next(op for op in parse_ir(text).walk() if op.name == "tt.func")
 
 
-def _check(tmp_path: Path, text: str) -> dict:
-    path = tmp_path / "k.ttgir"
-    path.write_text(text)
-    r = run_cli("check", str(path), "--format", "json")
-    assert r.exception is None, r.exception
-    return json.loads(r.stdout)
 
 
 def test_remote_arrivals_of_both_ctas_release_the_leader() -> None:
@@ -156,7 +149,7 @@ def test_dropped_remote_arrive_hangs_the_leader_and_the_witness_names_the_cta(tm
     """Without the remote arrivals `cta_bar` gets none (count 2): CTA 0's default blocks at its
     wait and its consumer behind it. CTA 1 (whose wait is predicated off) finishes, with the
     same work as CTA 0: that is no launch question, the hang is a verdict and names the CTA."""
-    doc = _check(tmp_path, module(rendezvous(peer_arrives=False)))
+    doc = check_text(tmp_path, module(rendezvous(peer_arrives=False)))
     dead = [f for f in doc["findings"] if f["kind"].startswith("deadlock")]
     assert dead, doc["findings"]
     blocked = {b["partition"] for f in dead for b in f["evidence"]["blocked"]}
@@ -176,7 +169,7 @@ def test_a_mask_that_leaves_out_the_peer_leaves_bytes_missing(tmp_path: Path) ->
     stuck = {b.thread.name for b in result.blocked}
     assert stuck == {"cta0.partition0", "cta1.partition0"}
     assert all(b.wait.slot.tx == 4096 for b in result.blocked)
-    doc = _check(tmp_path, module(multicast("%own")))
+    doc = check_text(tmp_path, module(multicast("%own")))
     assert any(f["kind"] in ("expect.bytes_mismatch", "deadlock.parity_cadence") for f in doc["findings"])
 
 
@@ -279,7 +272,7 @@ def test_a_launch_where_one_cta_runs_out_of_tiles_is_not_judged(tmp_path: Path) 
     from barrier_viz.analyses.schedule import _blocked
 
     assert "cta1 finished after fewer loop iterations than cta0 (1 against 2)" in unequal_work(stuck.machine, _blocked(stuck.machine))
-    doc = _check(tmp_path, module(PERSISTENT))
+    doc = check_text(tmp_path, module(PERSISTENT))
     assert not [f for f in doc["findings"] if f["severity"] == "error"], doc["findings"]
     assert run(fn, choose_params(fn), policy="favorable").outcome in ("completed", "covered")
 
@@ -434,7 +427,7 @@ def test_a_multicast_refill_without_a_handshake_races_the_peers_read(tmp_path: P
     the peer's multicast of iteration 1 writes into this CTA's tile while this CTA's consumer
     may still read iteration 0. Only a run of the cluster sees that write (the
     static rules reason per CTA): `check` reports a race naming both CTAs' partitions."""
-    doc = _check(tmp_path, BLOCKED + module(RING))
+    doc = check_text(tmp_path, BLOCKED + module(RING))
     races = [f for f in doc["findings"] if f["kind"].startswith("race.")]
     assert races, doc["findings"]
     parts = {p for f in races for p in f["partitions"]}
@@ -452,7 +445,7 @@ def test_a_hang_only_below_one_tile_of_work_is_a_warning_and_the_main_launch_has
     programs and it asserts N_CTX % 128 == 0), and the trip count depends on the sizes alone: no
     program has a tile of work. So the main launch is one with work (it completes), and the
     empty-launch hang is a named warning, not a verdict."""
-    doc = _check(tmp_path, FA_BWD_2CTA.read_text())
+    doc = check_text(tmp_path, FA_BWD_2CTA.read_text())
     assert not [f for f in doc["findings"] if f["severity"] == "error"], [f["message"][:200] for f in doc["findings"]]
     # Every loop floor-divides N_CTX by 128, so launches take N_CTX in whole blocks (no empty one);
     # a hang at an empty-size launch would be a named warning (`no_work`), never an error.

@@ -5,12 +5,11 @@ each has a counterpart where the same shape is broken and the verdict must stay.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from cli_support import run_cli
+from cli_support import check_text, run_cli
 
 BAR = "!ttg.memdesc<1xi64, #shared, #smem, mutable>"
 BARS2 = "!ttg.memdesc<2xi64, #shared, #smem, mutable>"
@@ -30,11 +29,7 @@ def module(body: str, dims: tuple[int, int, int] = (2, 1, 1), extra: str = "") -
 
 
 def check(tmp_path: Path, text: str) -> list[dict]:
-    path = tmp_path / "k.ttgir"
-    path.write_text(text)
-    r = run_cli("check", str(path), "--format", "json")
-    assert r.exception is None and r.exit_code in (0, 1), r.stderr
-    return [f for f in json.loads(r.stdout)["findings"] if f["severity"] == "error"]
+    return [f for f in check_text(tmp_path, text)["findings"] if f["severity"] == "error"]
 
 
 def kinds(findings: list[dict]) -> list[str]:

@@ -10,7 +10,6 @@ expects follows from the edit; the GPU labels of the same mutants are in evals/c
 from __future__ import annotations
 
 import gzip
-import json
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from barrier_viz.evals.mutate import mutants
 from barrier_viz.evals.scoring import Reported, score_case
 from barrier_viz.ir.parse import parse_ir
 
-from cli_support import run_cli
+from cli_support import check_text, run_cli
 
 CASES = Path(__file__).resolve().parent.parent / "evals" / "cases"
 
@@ -30,12 +29,6 @@ def _base(kernel: str) -> str:
     return gzip.decompress(load_case(CASES / f"gpu-h200.gluon-{kernel}.base").input.read_bytes()).decode()
 
 
-def _check(tmp_path: Path, text: str) -> list[dict]:
-    path = tmp_path / "k.ttgir"
-    path.write_text(text)
-    r = run_cli("check", str(path), "--format", "json")
-    assert r.exception is None and "Traceback" not in r.stderr
-    return json.loads(r.stdout)["findings"]
 
 
 def _errors(findings: list[dict]) -> set[str]:
@@ -49,7 +42,7 @@ def base(request) -> tuple[str, str]:
 
 def test_bases_are_clean(tmp_path, base):
     """The unmodified kernels computed the right result on the H200: no error."""
-    assert not _errors(_check(tmp_path, base[1]))
+    assert not _errors(check_text(tmp_path, base[1])["findings"])
 
 
 def test_drop_pre_arrive_removes_one_prologue_arrival():
@@ -74,7 +67,7 @@ def test_phase_no_flip_yields_the_phase_back_unchanged(tmp_path):
     # The consumer whose bit no longer flips polls one parity in its loop: a constant phase,
     # found statically (the schedules this kernel runs under need not expose the hang the H200 saw).
     consumer = next(m for m in ms if m.line < 100)
-    assert "phase.constant_in_loop" in _errors(_check(tmp_path, consumer.text))
+    assert "phase.constant_in_loop" in _errors(check_text(tmp_path, consumer.text)["findings"])
 
 
 def test_early_release_moves_the_arrive_above_the_read(tmp_path):
@@ -84,7 +77,7 @@ def test_early_release_moves_the_arrive_above_the_read(tmp_path):
         assert not _released_right_before(_base(kernel), read)
         for m in ms:
             assert _released_right_before(m.text, read)  # the release now precedes the read it releases
-            found = _check(tmp_path, m.text)
+            found = check_text(tmp_path, m.text)["findings"]
             assert "race.early_release" in _errors(found) and not _errors(found) & HANG_KINDS
 
 
@@ -108,7 +101,7 @@ def test_pre_arrived_slot_is_initial_state_not_an_overrun(tmp_path):
     a cycle (the H200 hung). The pre-arrival's completion must not read as a consumer that
     released faster than the producer refilled (a race verdict that hid the hang)."""
     m = next(m for m in mutants(_base("gemm_ws"), operators=["flip_parity"]) if m.extra["wait_kind"] == "release")
-    errors = _errors(_check(tmp_path, m.text))
+    errors = _errors(check_text(tmp_path, m.text)["findings"])
     assert "deadlock.cycle" in errors and "race.unsynchronized_read" not in errors
 
 
@@ -132,7 +125,7 @@ def test_consumer_first_wait_on_parity_one_is_a_race(tmp_path):
         ms = [m for m in mutants(_base(kernel), operators=["flip_parity"]) if m.extra["wait_kind"] == "data"]
         assert ms
         for m in ms:
-            assert "race.unsynchronized_read" in _errors(_check(tmp_path, m.text)), m.name
+            assert "race.unsynchronized_read" in _errors(check_text(tmp_path, m.text)["findings"]), m.name
 
 
 from corpus_units import CORPUS  # noqa: E402 - the one place the corpus is located

@@ -30,7 +30,7 @@ from barrier_viz.evals.cases import discover, load_case
 from barrier_viz.evals.runner import check_case
 from barrier_viz.evals.scoring import score_case
 
-from cli_support import run_cli
+from cli_support import check_text
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = REPO / "evals" / "cases"
@@ -51,12 +51,6 @@ def _labels() -> dict[str, str]:
     return {f"gpu-h200.{k}.{Path(f).stem}": label for k, e in res["kernels"].items() for f, label in e["results"].items()}
 
 
-def _check(tmp_path: Path, text: str) -> list[dict]:
-    path = tmp_path / "k.ttgir"
-    path.write_text(text)
-    r = run_cli("check", str(path), "--format", "json")
-    assert r.exception is None and "Traceback" not in r.stderr
-    return json.loads(r.stdout)["findings"]
 
 
 def _errors(findings: list[dict]) -> set[str]:
@@ -134,7 +128,7 @@ def test_the_per_cta_program_gets_the_gpu_verdict(tmp_path, name):
     ring mutants; the byte-count ones get expect.bytes_mismatch)."""
     case = load_case(CASES / f"{PREFIX}{name}")
     split = not name.startswith("copy_bcasttile")
-    errors = _errors(_check(tmp_path, _per_cta(_text(case), split)))
+    errors = _errors(check_text(tmp_path, _per_cta(_text(case), split))["findings"])
     if case.truth == "ok":
         assert not errors
     elif "expect" in name:
