@@ -285,7 +285,7 @@ class Machine:
         # (actor, line, target CTA) -> (stamp, issuing thread, tcgen05 order).
         self.remote: dict[tuple, tuple] | None = {} if self.hb is not None and self.cluster.size > 1 else None
         self.agent_issue: dict[int, tuple] = {}  # agent -> (its stamp, tcgen05 order) at its latest issue
-        self.tc_issues: dict[int, list[tuple[int, int]]] = {}  # thread -> (agent, stamp) of its tcgen05 issues
+        self.tc_issues: dict[int, list[tuple[int, int, bool]]] = {}  # thread -> (agent, stamp, is a commit) per tcgen05 issue
 
     # -- synchronisation events (kept here so happens-before tracking sees every one) ---------
     def agent(self, who: int, op: Operation, joins: tuple[int, ...] = ()) -> int | None:
@@ -310,14 +310,20 @@ class Machine:
             cluster_exit.note_issue(self, who, aid, op, stamp)
         return aid
 
+    def _hb_arrive(self, slot: "BarrierSlot", actor: int, line: int) -> None:
+        """An arrival, expect or byte completion by `actor` (a thread or agent), as the clocks
+        see it: it joins the phase being built, and in a cluster it is a shared-memory effect on
+        the barrier's CTA (`cluster_exit`)."""
+        self.hb.arrive(slot.ref.key, actor)
+        if self.remote is not None:
+            cluster_exit.note(self, slot.ref.cta, actor, line, slot)
+
     def arrive(self, slot: "BarrierSlot", n: int, line: int, who: int, agent: int | None = None,
                it: tuple[int, ...] = ()) -> None:
         before = slot.completions
         slot.current = (who, it, line)
         if self.hb is not None:
-            self.hb.arrive(slot.ref.key, agent if agent is not None else who)
-            if self.remote is not None:
-                cluster_exit.note(self, slot.ref.cta, agent if agent is not None else who, line, slot)
+            self._hb_arrive(slot, agent if agent is not None else who, line)
         slot.arrive(n, line, who)
         if self.hb is not None and slot.completions != before:
             self.hb.complete(slot.ref.key)
@@ -326,9 +332,7 @@ class Machine:
         before = slot.completions
         slot.current = (who, it, line)
         if self.hb is not None:
-            self.hb.arrive(slot.ref.key, who)
-            if self.remote is not None:
-                cluster_exit.note(self, slot.ref.cta, who, line, slot)
+            self._hb_arrive(slot, who, line)
         slot.expect(nbytes, line, who)
         if self.hb is not None and slot.completions != before:
             self.hb.complete(slot.ref.key)
@@ -338,9 +342,7 @@ class Machine:
         before = slot.completions
         slot.current = (who, it, line)
         if self.hb is not None:
-            self.hb.arrive(slot.ref.key, agent if agent is not None else who)
-            if self.remote is not None:
-                cluster_exit.note(self, slot.ref.cta, agent if agent is not None else who, line, slot)
+            self._hb_arrive(slot, agent if agent is not None else who, line)
         slot.complete_tx(nbytes, line, who)
         if self.hb is not None and slot.completions != before:
             self.hb.complete(slot.ref.key)
