@@ -96,7 +96,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=14)
     ap.add_argument("--budget", type=float, default=500.0, help="stop launching after this many seconds")
     args = ap.parse_args()
-    from dd_kernels import SCHEDULES
+    from dd_schedules import SCHEDULES
 
     work, out = Path(args.work), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
