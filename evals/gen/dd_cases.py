@@ -117,11 +117,11 @@ def _label(per_schedule: dict[str, str]) -> str:
     return min(seen, key=SEVERITY.index) if seen else "fail"
 
 
-def _schedule_note(per_schedule: dict[str, str], kernel: str) -> str:
+def _schedule_note(per_schedule: dict[str, list[str]], kernel: str) -> str:
     from dd_schedules import PROBES, SCHEDULES
 
     parts = []
-    for sname, label in sorted(per_schedule.items()):
+    for sname, label in sorted(per_schedule.items()):  # label: every observation, in order
         sched = SCHEDULES[kernel][sname]
         if "lens" in sched:
             n = len(sched["lens"])
@@ -133,12 +133,12 @@ def _schedule_note(per_schedule: dict[str, str], kernel: str) -> str:
             shape = f"group sizes {sched['sizes']} ({per_group} tiles each, tile list in {sched['order']} order)"
         counts = [len(range(p, n, sched["nprog"])) for p in range(sched["nprog"])]
         shape += f", {sched['nprog']} programs with {'/'.join(map(str, counts))} segments or tiles each"
-        parts.append(f"`{sname}` ({shape}): {label}")
-    labels = set(per_schedule.values())
+        parts.append(f"`{sname}` ({shape}): {', then '.join(label)}")
+    labels = {v for vs in per_schedule.values() for v in vs}
     summary = ""
     if "hang" in labels and len(labels) > 1:
-        hung = sorted(s for s, v in per_schedule.items() if v == "hang")
-        summary = f" Hangs only under {', '.join(hung)}."
+        hung = sorted(s for s, vs in per_schedule.items() if "hang" in vs)
+        summary = f" Hung only under {', '.join(hung)}."
     return " Launches, one fresh process each: " + "; ".join(parts) + "." + summary
 
 
@@ -157,8 +157,13 @@ def cmd_cases(args: argparse.Namespace) -> None:
         d = work / name
         info = json.loads((d / "mutants.json").read_text())
         cfg = entry["config"]
-        for fname, per_schedule in sorted(entry["launches"].items()):
-            label = _label(per_schedule)
+        for fname, first in sorted(entry["launches"].items()):
+            # every observation of the file, first run then reruns, per schedule
+            per_schedule = {s: [v] for s, v in first.items()}
+            for rerun in entry.get("reruns", {}).values():
+                for s, v in rerun.get(fname, {}).items():
+                    per_schedule.setdefault(s, []).append(v)
+            label = _label({f"{s}#{i}": v for s, vs in per_schedule.items() for i, v in enumerate(vs)})
             if label == "fail":
                 continue
             stem = Path(fname).stem
@@ -169,15 +174,21 @@ def cmd_cases(args: argparse.Namespace) -> None:
                 why = (" The GPU runs completed correctly, yet the edit races by construction (see the mutation): "
                        "the schedule in which the race shows did not occur in these runs (a latent race), so the "
                        "case still expects a race.")
-            elif label == "hang" and "fault" in per_schedule.values():
-                why += (" Under some schedules the mis-timed wait went through instead and the kernel faulted; the "
-                        "case expects the hang, which the other schedules showed.")
+            elif label == "hang":
+                other = {v: sorted(s for s, vs in per_schedule.items() if v in vs) for v in ("fault", "wrong")}
+                if other["fault"]:
+                    why += (f" Under {', '.join(other['fault'])} a launch faulted instead (the mis-timed wait went "
+                            "through and an async copy or MMA touched the buffer early);")
+                if other["wrong"]:
+                    why += f" under {', '.join(other['wrong'])} a launch completed with wrong values (a race);"
+                if other["fault"] or other["wrong"]:
+                    why += " the case expects the hang the other launches showed."
             note = (f"observed on H200 ({meta.get('gpu', 'NVIDIA H200')}, triton {meta.get('triton', '?')}): {label}"
                     + (f" (no completion within {meta.get('hang_after_s', '?')} s of launch)" if label == "hang" else "")
                     + "." + _schedule_note(per_schedule, cfg["kernel"]))
-            err = entry.get("errors", {}).get(fname)
-            if err:
-                note += f" CUDA error: {err}."
+            err = entry.get("errors", {}).get(fname) or ""
+            if "CUDA error:" in err:  # the error line a faulting launch printed (reruns read it)
+                note += " " + err[err.index("CUDA error:"):].rstrip(".") + "."
             note += why
             if m:
                 note += f" Mutation {m['operator']}: {m['why']}"

@@ -95,6 +95,9 @@ def main() -> None:
     ap.add_argument("--parallel", type=int, default=6)
     ap.add_argument("--jobs", type=int, default=14)
     ap.add_argument("--budget", type=float, default=500.0, help="stop launching after this many seconds")
+    ap.add_argument("--only", nargs="*", help="only these mutant stems (and the bases)")
+    ap.add_argument("--reps", type=int, default=2, help="kernel launches per process (one label per process)")
+    ap.add_argument("--name", default="dd_results.json")
     args = ap.parse_args()
     from dd_schedules import SCHEDULES
 
@@ -110,13 +113,13 @@ def main() -> None:
     import triton
 
     meta = {"triton": triton.__version__, "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0),
-            "hang_after_s": args.hang_after, "parallel": args.parallel,
+            "hang_after_s": args.hang_after, "parallel": args.parallel, "reps_per_process": args.reps,
             "runner": "dd_probe.py (TTGIR override, one fresh process per launch)"}
 
     def save() -> None:
         with lock:
             meta["elapsed_s"] = round(time.time() - t_start, 1)
-            (out / "dd_results.json").write_text(json.dumps({"meta": meta, "kernels": results}, indent=1))
+            (out / args.name).write_text(json.dumps({"meta": meta, "kernels": results}, indent=1))
 
     kdirs = sorted(p for p in work.iterdir() if p.is_dir())
     probes = {k.name: json.loads((k / "probe.json").read_text()) for k in kdirs}
@@ -139,7 +142,8 @@ def main() -> None:
             results[k]["python_ttgir_digest"] = hashlib.sha256(f.read_bytes()).hexdigest()[:16]
     save()
     # 2. compile every file once (cache per file), in parallel
-    files = [(k.name, f) for k in kdirs for f in sorted(k.glob("*.ttgir"), key=lambda f: (f.name != "base.ttgir", f.name))]
+    files = [(k.name, f) for k in kdirs for f in sorted(k.glob("*.ttgir"), key=lambda f: (f.name != "base.ttgir", f.name))
+             if not args.only or f.stem in args.only or f.name == "base.ttgir"]
 
     def comp(job):
         k, f = job
@@ -171,7 +175,7 @@ def main() -> None:
         k, f, s = job
         if time.time() - t_start > args.budget:
             return job, ("skipped", 0.0, "")
-        return job, _run(child, "ir", f, {**probes[k], "schedule": s}, 120, args.hang_after,
+        return job, _run(child, "ir", f, {**probes[k], "schedule": s, "reps": args.reps}, 120, args.hang_after,
                          str(tmp / "cache" / k / f.stem), keep=3000)
 
     with ThreadPoolExecutor(max_workers=args.parallel) as pool:
@@ -183,8 +187,9 @@ def main() -> None:
                 results[k]["launches"][f.name][s] = label
                 results[k]["seconds"][f.name][s] = secs
                 if label in ("fault", "fail"):
-                    err = [ln for ln in tail.splitlines() if "error" in ln.lower()]
-                    results[k].setdefault("errors", {})[f.name] = (err[-1] if err else tail[-300:]).strip()[:300]
+                    lines = tail.splitlines()
+                    err = [ln for ln in lines if "CUDA error:" in ln] or [ln for ln in lines if "Error" in ln]
+                    results[k].setdefault("errors", {})[f.name] = (err[0] if err else tail[-300:]).strip()[:300]
             print(f"{k}/{f.name}/{s}: {label} {secs}s", flush=True)
             save()
     save()
