@@ -82,32 +82,10 @@ def cmd_compile(args: argparse.Namespace) -> None:
 
 
 def cmd_mutants(args: argparse.Namespace) -> None:
-    from barrier_viz.evals.mutate import mutants
     from barrier_viz.evals.mutate_data import data_mutants
-    from gpu_cases import _limits
+    from gpu_cases import cmd_mutants as gpu_mutants
 
-    data = json.loads(Path(args.bases).read_text())
-    work = Path(args.work)
-    if work.exists():
-        shutil.rmtree(work)
-    total = 0
-    for name, base in data["bases"].items():
-        d = work / name
-        d.mkdir(parents=True)
-        (d / "base.ttgir").write_text(base["ttgir"])
-        (d / "probe.json").write_text(json.dumps(base["config"]))
-        info = {"meta": data.get("meta", {})}
-        found = mutants(base["ttgir"], limit_per_operator=_limits(PER_OPERATOR)) + data_mutants(base["ttgir"])
-        for m in found:
-            if m.name in info:
-                continue
-            (d / f"{m.name}.ttgir").write_text(m.text)
-            info[m.name] = {"operator": m.operator, "findings": m.findings, "absent": m.absent, "why": m.why,
-                            "mutation": m.describe()}
-            total += 1
-        (d / "mutants.json").write_text(json.dumps(info, indent=1))
-        print(f"{name}: {len(info) - 1} mutants")
-    print(f"{total} mutants under {work}")
+    gpu_mutants(argparse.Namespace(bases=args.bases, work=args.work, per_operator=PER_OPERATOR), extra=data_mutants)
 
 
 def _label(per_schedule: dict[str, str]) -> str:

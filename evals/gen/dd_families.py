@@ -14,16 +14,14 @@ key lengths come from offset arrays) and the TLX HSTU cross attention (`_attn_fw
 families (amd_hstu_attn.py, amd_pa_decode.py) target no NVIDIA architecture and are not compiled.
 The TTGIR goes to `out_dd/` with `manifest.json` (source, kernel, config, why).
 
-`check` prints one line per file: error / warning counts, the finding kinds, and whether the
-result was judged: `judged` when no simulation run and no input point ended in `limit`,
-otherwise `NOT JUDGED` with the limit's reason (tests/test_data_dependent.py keeps the set).
+`check` (families_more.py's) prints one line per file: error / warning counts, the finding kinds,
+and `NOT JUDGED (why)` where a simulation run or an input point ended in `limit`
+(tests/test_data_dependent.py keeps that set).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -113,40 +111,6 @@ CONFIGS: list[dict] = [
 ]
 
 
-def limits(doc: dict) -> list[str]:
-    """Where a `check --format json` result concluded nothing: simulation runs and input points
-    that ended in `limit`, each with its reason."""
-    out = [f"{r['policy']}: {r.get('reason', '')}" for r in (doc.get("simulation") or {}).get("runs", [])
-           if r.get("outcome") == "limit"]
-    out += [f"{p.get('input')}: limit" for p in (doc.get("input_points") or {}).get("points", [])
-            if p.get("outcome") == "limit"]
-    return out
-
-
-def cmd_check(args) -> int:
-    root = HERE.parent.parent
-    files = sorted(Path(args.dir).rglob("*.ttgir"))
-    bad = 0
-    for f in files:
-        res = subprocess.run([sys.executable, "-m", "barrier_viz", "check", str(f), "--format", "json"],
-                             capture_output=True, text=True, env={"PYTHONPATH": str(root / "tools"), "PATH": "/usr/bin:/bin"})
-        try:
-            doc = json.loads(res.stdout)
-        except json.JSONDecodeError:
-            print(f"CRASH {f.name} rc={res.returncode}: {res.stderr.strip()[-300:]}")
-            bad += 1
-            continue
-        errs = [x for x in doc["findings"] if x["severity"] == "error"]
-        warns = [x for x in doc["findings"] if x["severity"] == "warning"]
-        kinds = sorted({x["kind"] for x in errs + warns})
-        lim = limits(doc)
-        bad += bool(errs)
-        print(f"{len(errs)}E {len(warns)}W {'judged' if not lim else 'NOT JUDGED'} {f.name} {' '.join(kinds)}"
-              + (f"\n    {lim[0][:200]}" if lim else ""), flush=True)
-    print(f"{len(files)} files, {bad} with an error finding")
-    return 1 if bad else 0
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -155,9 +119,10 @@ def main() -> int:
     c.add_argument("--skip-existing", action="store_true", help="keep files already compiled")
     k = sub.add_parser("check")
     k.add_argument("dir", nargs="?", default=str(HERE / "out_dd"))
+    k.set_defaults(only="", explore=0)
     args = ap.parse_args()
     if args.cmd == "check":
-        return cmd_check(args)
+        return fm.cmd_check(args)  # one line per file, `NOT JUDGED (why)` where it ended in limit
     fm.CONFIGS = CONFIGS  # families_more's compile loop, over these kernels
     return fm.cmd_compile(args)
 
