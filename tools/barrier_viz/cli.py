@@ -679,6 +679,34 @@ def diff_cmd(
     _run(debug, body)
 
 
+@app.command("mcp")
+def mcp_cmd(
+    root: Annotated[Optional[list[str]], typer.Option("--root", help="A folder whose IR the tools may read (repeatable; default: the current folder).")] = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Serve the tools (inputs, ops, partitions, ..., report, explore) to an MCP client over stdio.
+
+    The same tools, JSON schemas and documents as the agent registry and `--format json`;
+    inputs must lie inside a --root folder; needs the `agent` extra (the `mcp` package)."""
+
+    def body() -> None:
+        try:
+            import mcp  # noqa: F401
+        except ImportError:
+            _fail("mcp: the `mcp` package is not installed; pip install 'barrier-viz[agent]'", 2)
+        from pathlib import Path
+
+        from .agent.mcp_server import serve_stdio
+
+        roots = root or [os.getcwd()]
+        for r in roots:
+            if not Path(r).expanduser().is_dir():
+                raise InputError(r, "--root: not a folder")
+        serve_stdio(roots)
+
+    _run(debug, body)
+
+
 # Commands added by later work go above this line, each a thin function like `ops`:
 # select the unit, build the document with a function from `commands/`, emit it.
 
