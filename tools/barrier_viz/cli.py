@@ -495,6 +495,7 @@ class ReportFormat(str, Enum):
     text = "text"  # the same as md: every command takes `--format text` (README)
     json = "json"
     compact = "compact"  # one line per fact, for agents (commands/digest.py)
+    html = "html"  # one self-contained page with the graph drawn (render/html_report.py)
 
 
 @app.command("report")
@@ -502,8 +503,8 @@ def report_cmd(
     input: InputArg,
     unit: UnitOpt = None,
     func: FuncOpt = None,
-    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format: md or text (for people; the same Markdown), json (every section's document), compact (one line per fact, for agents).")] = ReportFormat.md,
-    out: Annotated[Optional[str], typer.Option("--out", help="Also write report.md, insights.log and status.json (debug_helper's files) into this folder.")] = None,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format: md or text (for people; the same Markdown), html (one self-contained page, the graph drawn), json (every section's document), compact (one line per fact, for agents).")] = ReportFormat.md,
+    out: Annotated[Optional[str], typer.Option("--out", help="Also write report.md, insights.log and status.json (debug_helper's files) and report.html into this folder.")] = None,
     no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernel's barrier program.")] = False,
     strict: StrictOpt = False,
     debug: DebugOpt = False,
@@ -529,6 +530,8 @@ def report_cmd(
             from .commands.digest import digest_document, digest_text
 
             sys.stdout.write(digest_text(digest_document(report)))
+        elif format is ReportFormat.html:
+            sys.stdout.write(report.html())
         else:
             sys.stdout.write(report.markdown())
         if out_dir is not None:
@@ -536,7 +539,7 @@ def report_cmd(
                 status = write_debug_helper_files(report, out_dir)
             except OSError as exc:
                 raise InputError(out, f"--out: cannot write there: {exc.strerror or exc}") from None
-            typer.echo(f"wrote {status.report_path}, {status.logs_path} and status.json", err=True)
+            typer.echo(f"wrote {status.report_path}, {status.logs_path}, status.json and report.html", err=True)
 
     _run(debug, body)
 
