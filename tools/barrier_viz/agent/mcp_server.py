@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import __version__
-from .registry import REGISTRY, Registry, ToolError, bounded_result
+from .registry import MAX_RESULT_CHARS, REGISTRY, Registry, ToolError, bounded_result
 
 SERVER_NAME = "barrier-viz"
 INSTRUCTIONS = (
@@ -54,7 +54,8 @@ class RootPolicy:
                             "start the server with --root to allow another folder")
 
 
-def call_tool(registry: Registry, policy: RootPolicy, name: str, arguments: dict[str, Any] | None) -> tuple[str, Any, bool]:
+def call_tool(registry: Registry, policy: RootPolicy, name: str, arguments: dict[str, Any] | None,
+              limit: int = MAX_RESULT_CHARS) -> tuple[str, Any, bool]:
     """Run one tool as the server does: (text, structured content or None, is_error).
 
     Kept free of the `mcp` package so the path and size rules are testable on their own."""
@@ -67,7 +68,7 @@ def call_tool(registry: Registry, policy: RootPolicy, name: str, arguments: dict
         return str(exc), None, True
     except Exception as exc:  # noqa: BLE001 - an analysis bug must not kill the session; the client reports it
         return f"internal error in tool {name}: {type(exc).__name__}: {' '.join(str(exc).split())}", None, True
-    text, cut = bounded_result(json.dumps(data, ensure_ascii=False))
+    text, cut = bounded_result(json.dumps(data, ensure_ascii=False), limit)
     return text, (None if cut else data), False
 
 
