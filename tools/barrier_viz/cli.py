@@ -323,14 +323,18 @@ def skill_install(
     dest: Annotated[Optional[str], typer.Option("--dest", help="Skills folder to install into (default ./.claude/skills, or ~/.claude/skills with --user); must lie inside the current directory (your home with --user).")] = None,
     user: Annotated[bool, typer.Option("--user", help="Install for your user (~/.claude/skills) instead of this project.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing install of the skill.")] = False,
+    name: Annotated[Optional[str], typer.Option("--name", help="Install under this skill name (default barrier-visualization, or barrier-viz when another skill already has that name).")] = None,
     debug: DebugOpt = False,
 ) -> None:
-    """Write SKILLS_DIR/barrier-visualization/ (SKILL.md, examples, reference files) and list what was written."""
+    """Write SKILLS_DIR/barrier-visualization/ (SKILL.md, examples, reference files) and list what was written.
+
+    When another skill named barrier-visualization is at the destination or in the project
+    (Meta's Triton fork ships one), it is left alone and this one is installed as barrier-viz."""
 
     def body() -> None:
         from .commands.skill_cmd import install_skill, render_install_text
 
-        typer.echo(render_install_text(install_skill(dest, user=user, force=force)))
+        typer.echo(render_install_text(install_skill(dest, user=user, force=force, name=name)))
 
     _run(debug, body)
 
