@@ -598,6 +598,7 @@ def audit_cmd(
     no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernels' barrier programs.")] = False,
     cache_dir: Annotated[Optional[str], typer.Option("--cache-dir", help="Result cache folder (default $XDG_CACHE_HOME/barrier-viz/audit, else ~/.cache/barrier-viz/audit).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the result cache.")] = False,
+    summary: Annotated[Optional[str], typer.Option("--summary", help="Also append a Markdown summary (verdict, a row per kernel, the worst findings) to this file, e.g. $GITHUB_STEP_SUMMARY.")] = None,
     debug: DebugOpt = False,
 ) -> None:
     """Check every unit with warp specialization under PATHS, in parallel: a summary table (or
@@ -622,6 +623,14 @@ def audit_cmd(
             n = A.save_baseline(doc, write_baseline)
             typer.echo(f"wrote {n} fingerprint(s) to {write_baseline}", err=True)
         text = A.render_output(doc, format.value)
+        if summary:
+            from .render.job_summary import audit_summary
+
+            try:
+                with open(summary, "a", encoding="utf-8") as fh:
+                    fh.write(audit_summary(A.public(doc)))
+            except OSError as exc:
+                raise InputError(summary, f"--summary: cannot write: {exc.strerror or exc}") from None
         if output:
             from pathlib import Path
 
