@@ -77,6 +77,22 @@ def test_svg_has_one_element_per_edge_linked_to_its_lines(pages, name: str) -> N
             assert f'<tr id="L{n}">' in html
 
 
+def test_page_needs_no_graphviz_or_any_other_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layout is pure Python: with no `dot` on PATH and no way to start a process, the page
+    is drawn the same."""
+    import subprocess
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"the HTML report started a process: {args}")
+
+    expected = page(GEMM)[0]
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    monkeypatch.setattr(os, "system", refuse)
+    assert shutil.which("dot") is None
+    assert page(GEMM)[0] == expected
+
+
 def test_two_cta_kernel_marks_its_cross_cta_edges(pages) -> None:
     html, report = pages["two_cta"]
     crossing = [e for e in report.docs["graph"].edges if e.crosses_ctas]
