@@ -145,7 +145,7 @@ def render_svg(doc: "GraphDoc") -> str:
            f'width="{_f(width)}" height="{_f(height)}" role="img" aria-label="barrier dependency graph">',
            "<defs>"]
     for name, color in (("fwd", "#222"), ("bwd", "#b22222"), ("cta", "#7b2fbe")):
-        out.append(f'<marker id="arrow-{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
+        out.append(f'<marker id="arrow-{name}" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" '
                    f'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{color}"/></marker>')
     out.append("</defs>")
     out.append('<g class="edges">')
