@@ -337,6 +337,33 @@ outcome (`-> hang`, `-> wrong results`, ...): lead with it.
 """
 
 
+def anchor(heading: str) -> str:
+    """The fragment GitHub (and most Markdown viewers) give a heading: lowercase, punctuation
+    dropped, spaces to hyphens."""
+    text = "".join(ch for ch in heading.strip().lower() if ch.isalnum() or ch in " -_")
+    return text.replace(" ", "-")
+
+
+def headings(text: str, level: str) -> list[str]:
+    """The headings of one level (`## `, `### `) outside code blocks, in order."""
+    out, code = [], False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            code = not code
+        elif not code and line.startswith(level + " "):
+            out.append(line[len(level) + 1:].strip())
+    return out
+
+
+def with_contents(text: str, level: str) -> str:
+    """`text` with a table of contents of its `level` headings right under its title: reference
+    files over 100 lines open with one, so an agent can jump to the part it needs."""
+    lines = text.split("\n")
+    title = next(i for i, line in enumerate(lines) if line.startswith("# "))
+    toc = ["", "Contents:", ""] + [f"- [{h}](#{anchor(h)})" for h in headings(text, level)]
+    return "\n".join(lines[:title + 1] + toc + lines[title + 1:])
+
+
 def report_name(ex: Example) -> str:
     return f"report-{ex.slug}.md"
 
@@ -345,7 +372,7 @@ def render_report(ex: Example) -> str:
     """reference/report-<slug>.md: the full deterministic report of one input."""
     rel = resolve(ex.pattern)
     body = shape(run_report(rel), rel)
-    text = f"{REPORT_HEADER}# Example report: {ex.title}\n\n{ex.intro.strip()}\n\n{body}\n"
+    text = with_contents(f"{REPORT_HEADER}# Example report: {ex.title}\n\n{ex.intro.strip()}\n\n{body}\n", "###")
     return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
 
 

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from barrier_viz.cli import app
 from barrier_viz.commands.skill_cmd import (
+    ALT_SKILL_NAME,
     KNOWN_KEYS,
     MANIFEST,
     MAX_DESCRIPTION,
@@ -192,3 +193,68 @@ def test_user_install_goes_to_the_home_directory(tmp_path: Path, monkeypatch: py
     assert (home / ".claude" / "skills" / SKILL_NAME / "SKILL.md").is_file()
     assert not (project / ".claude").exists()
     assert install("--user", "--dest", str(project / "skills")).exit_code == 2
+
+
+# -- another skill with the same name (Meta's Triton fork ships a `barrier-visualization`) -------
+
+FORK_SKILL = """---
+name: barrier-visualization
+description: >
+  Produce a structured barrier report for AutoWS IR by reading the IR by hand.
+---
+
+# Barrier Visualization Report
+"""
+
+
+def fork_checkout(root: Path) -> Path:
+    """A checkout that holds its own skill named barrier-visualization, as the fork does."""
+    (root / ".git").mkdir(parents=True)
+    theirs = root / ".claude" / "skills" / SKILL_NAME
+    theirs.mkdir(parents=True)
+    (theirs / "SKILL.md").write_text(FORK_SKILL)
+    (theirs / "EXAMPLES.md").write_text("theirs")
+    return theirs
+
+
+def test_install_next_to_another_skill_of_the_same_name_uses_a_distinct_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    theirs = fork_checkout(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = install()
+    assert result.exit_code == 0, result.output
+    assert (theirs / "SKILL.md").read_text() == FORK_SKILL and (theirs / "EXAMPLES.md").read_text() == "theirs"
+    ours = tmp_path / ".claude" / "skills" / ALT_SKILL_NAME
+    meta = parse_frontmatter((ours / "SKILL.md").read_text())
+    validate_frontmatter(meta, folder=ALT_SKILL_NAME)  # the name equals the folder, as the spec requires
+    assert meta["description"] == parse_frontmatter(skill_md())["description"]
+    out = result.output
+    assert f"another skill named {SKILL_NAME} is at .claude/skills/{SKILL_NAME}/" in out
+    assert f"installed as {ALT_SKILL_NAME}" in out and f"/barrier-viz:{SKILL_NAME}" in out
+    assert f"installed skill {ALT_SKILL_NAME} in .claude/skills/{ALT_SKILL_NAME}/" in out
+    # A rerun finds our own install under the distinct name and asks for --force, which replaces ours only.
+    assert install().exit_code == 2
+    assert install("--force").exit_code == 0
+    assert (theirs / "SKILL.md").read_text() == FORK_SKILL
+
+
+def test_another_skill_elsewhere_in_the_project_is_detected_from_a_subfolder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fork_checkout(tmp_path)
+    sub = tmp_path / "python" / "tutorials"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    result = install()
+    assert result.exit_code == 0, result.output
+    assert (sub / ".claude" / "skills" / ALT_SKILL_NAME / "SKILL.md").is_file()
+    assert not (sub / ".claude" / "skills" / SKILL_NAME).exists()
+
+
+def test_force_never_replaces_another_skill_and_name_picks_the_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    theirs = fork_checkout(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    refused = install("--name", SKILL_NAME, "--force")
+    assert refused.exit_code == 2 and "--name" in refused.output
+    assert (theirs / "SKILL.md").read_text() == FORK_SKILL
+    named = install("--name", "mbarrier-audit")
+    assert named.exit_code == 0, named.output
+    assert parse_frontmatter((tmp_path / ".claude" / "skills" / "mbarrier-audit" / "SKILL.md").read_text())["name"] == "mbarrier-audit"
+    assert install("--name", "Bad_Name").exit_code == 2

@@ -323,14 +323,18 @@ def skill_install(
     dest: Annotated[Optional[str], typer.Option("--dest", help="Skills folder to install into (default ./.claude/skills, or ~/.claude/skills with --user); must lie inside the current directory (your home with --user).")] = None,
     user: Annotated[bool, typer.Option("--user", help="Install for your user (~/.claude/skills) instead of this project.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing install of the skill.")] = False,
+    name: Annotated[Optional[str], typer.Option("--name", help="Install under this skill name (default barrier-visualization, or barrier-viz when another skill already has that name).")] = None,
     debug: DebugOpt = False,
 ) -> None:
-    """Write SKILLS_DIR/barrier-visualization/ (SKILL.md, examples, reference files) and list what was written."""
+    """Write SKILLS_DIR/barrier-visualization/ (SKILL.md, examples, reference files) and list what was written.
+
+    When another skill named barrier-visualization is at the destination or in the project
+    (Meta's Triton fork ships one), it is left alone and this one is installed as barrier-viz."""
 
     def body() -> None:
         from .commands.skill_cmd import install_skill, render_install_text
 
-        typer.echo(render_install_text(install_skill(dest, user=user, force=force)))
+        typer.echo(render_install_text(install_skill(dest, user=user, force=force, name=name)))
 
     _run(debug, body)
 
@@ -495,6 +499,7 @@ class ReportFormat(str, Enum):
     text = "text"  # the same as md: every command takes `--format text` (README)
     json = "json"
     compact = "compact"  # one line per fact, for agents (commands/digest.py)
+    html = "html"  # one self-contained page with the graph drawn (render/html_report.py)
 
 
 @app.command("report")
@@ -502,8 +507,8 @@ def report_cmd(
     input: InputArg,
     unit: UnitOpt = None,
     func: FuncOpt = None,
-    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format: md or text (for people; the same Markdown), json (every section's document), compact (one line per fact, for agents).")] = ReportFormat.md,
-    out: Annotated[Optional[str], typer.Option("--out", help="Also write report.md, insights.log and status.json (debug_helper's files) into this folder.")] = None,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f", help="Output format: md or text (for people; the same Markdown), html (one self-contained page, the graph drawn), json (every section's document), compact (one line per fact, for agents).")] = ReportFormat.md,
+    out: Annotated[Optional[str], typer.Option("--out", help="Also write report.md, insights.log and status.json (debug_helper's files) and report.html into this folder.")] = None,
     no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernel's barrier program.")] = False,
     strict: StrictOpt = False,
     debug: DebugOpt = False,
@@ -529,6 +534,8 @@ def report_cmd(
             from .commands.digest import digest_document, digest_text
 
             sys.stdout.write(digest_text(digest_document(report)))
+        elif format is ReportFormat.html:
+            sys.stdout.write(report.html())
         else:
             sys.stdout.write(report.markdown())
         if out_dir is not None:
@@ -536,7 +543,7 @@ def report_cmd(
                 status = write_debug_helper_files(report, out_dir)
             except OSError as exc:
                 raise InputError(out, f"--out: cannot write there: {exc.strerror or exc}") from None
-            typer.echo(f"wrote {status.report_path}, {status.logs_path} and status.json", err=True)
+            typer.echo(f"wrote {status.report_path}, {status.logs_path}, status.json and report.html", err=True)
 
     _run(debug, body)
 
@@ -591,6 +598,7 @@ def audit_cmd(
     no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernels' barrier programs.")] = False,
     cache_dir: Annotated[Optional[str], typer.Option("--cache-dir", help="Result cache folder (default $XDG_CACHE_HOME/barrier-viz/audit, else ~/.cache/barrier-viz/audit).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the result cache.")] = False,
+    summary: Annotated[Optional[str], typer.Option("--summary", help="Also append a Markdown summary (verdict, a row per kernel, the worst findings) to this file, e.g. $GITHUB_STEP_SUMMARY.")] = None,
     debug: DebugOpt = False,
 ) -> None:
     """Check every unit with warp specialization under PATHS, in parallel: a summary table (or
@@ -615,6 +623,14 @@ def audit_cmd(
             n = A.save_baseline(doc, write_baseline)
             typer.echo(f"wrote {n} fingerprint(s) to {write_baseline}", err=True)
         text = A.render_output(doc, format.value)
+        if summary:
+            from .render.job_summary import audit_summary
+
+            try:
+                with open(summary, "a", encoding="utf-8") as fh:
+                    fh.write(audit_summary(A.public(doc)))
+            except OSError as exc:
+                raise InputError(summary, f"--summary: cannot write: {exc.strerror or exc}") from None
         if output:
             from pathlib import Path
 
@@ -675,6 +691,34 @@ def diff_cmd(
         else:
             sys.stdout.write(diff_text(doc))
         return 0 if doc.summary.unchanged else 1
+
+    _run(debug, body)
+
+
+@app.command("mcp")
+def mcp_cmd(
+    root: Annotated[Optional[list[str]], typer.Option("--root", help="A folder whose IR the tools may read (repeatable; default: the current folder).")] = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Serve the tools (inputs, ops, partitions, ..., report, explore) to an MCP client over stdio.
+
+    The same tools, JSON schemas and documents as the agent registry and `--format json`;
+    inputs must lie inside a --root folder; needs the `agent` extra (the `mcp` package)."""
+
+    def body() -> None:
+        try:
+            import mcp  # noqa: F401
+        except ImportError:
+            _fail("mcp: the `mcp` package is not installed; pip install 'barrier-viz[agent]'", 2)
+        from pathlib import Path
+
+        from .agent.mcp_server import serve_stdio
+
+        roots = root or [os.getcwd()]
+        for r in roots:
+            if not Path(r).expanduser().is_dir():
+                raise InputError(r, "--root: not a folder")
+        serve_stdio(roots)
 
     _run(debug, body)
 

@@ -18,7 +18,7 @@ from typing import Any
 from .outputs import Mode, Outputs, RunStatus, StatusDoc, write_outputs
 from .prompts import reminder_message, system_prompt, task_message
 from .protocol import FinalAnswer, parse_final
-from .registry import REGISTRY, Registry, ToolError
+from .registry import MAX_RESULT_CHARS, REGISTRY, Registry, ToolError, bounded_result
 from .transcript import Transcript
 
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -32,7 +32,7 @@ DEFAULT_MAX_RETRIES = 4
 TRANSCRIPT_FILE = "transcript.jsonl"
 # A tool result this large is a sign of `include_all` on a big unit; cut it and say so rather
 # than spend the context window on it.
-MAX_TOOL_RESULT_CHARS = 200_000
+MAX_TOOL_RESULT_CHARS = MAX_RESULT_CHARS  # one bound for every surface a model reads (registry)
 
 
 class AgentSetupError(Exception):
@@ -188,8 +188,7 @@ class _Run:
             text, is_error = str(exc), True
         except Exception as exc:  # noqa: BLE001 - an analysis bug must not end the run; the model reports the gap
             text, is_error = f"internal error in tool {block.name}: {type(exc).__name__}: {exc}", True
-        if len(text) > MAX_TOOL_RESULT_CHARS:
-            text = text[:MAX_TOOL_RESULT_CHARS] + f"\n[truncated: {len(text)} characters; narrow the call with unit/func or drop include_all]"
+        text, _ = bounded_result(text, MAX_TOOL_RESULT_CHARS)
         self.log.event("tool", turn=self.turns, id=block.id, name=block.name, arguments=arguments, is_error=is_error,
                        chars=len(text), result=text)
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.id, "content": text}

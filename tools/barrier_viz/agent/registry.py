@@ -109,6 +109,18 @@ class Tool:
         return self.call(arguments).model_dump(mode="json", by_alias=True)
 
 
+# The most characters of one tool result a model is handed (the agent loop and the MCP server):
+# the largest real dump's full `ops --all` would otherwise fill a context window by itself.
+MAX_RESULT_CHARS = 200_000
+
+
+def bounded_result(text: str, limit: int = MAX_RESULT_CHARS) -> tuple[str, bool]:
+    """`text` cut to `limit` characters with a note saying how to narrow the call, and whether it was cut."""
+    if len(text) <= limit:
+        return text, False
+    return text[:limit] + f"\n[truncated: {len(text)} characters; narrow the call with unit/func or drop include_all]", True
+
+
 class ToolError(Exception):
     """A tool could not produce its document for these arguments (bad input, bad selector,
     bad argument). The agent loop returns it to the model as an `is_error` tool result."""

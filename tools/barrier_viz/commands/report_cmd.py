@@ -2,8 +2,9 @@
 
 Each section is the same document the per-section command prints (so `report --format json` is
 their union and the agent sees identical facts); the Markdown form embeds each command's text
-rendering. `--out DIR` also writes the debug_helper files (report.md, insights.log,
-status.json) through `agent.outputs`, where that contract lives.
+rendering, plus the graph as Mermaid. `--out DIR` also writes the debug_helper files (report.md,
+insights.log, status.json) through `agent.outputs`, where that contract lives, and the HTML page
+(`render.html_report`) as report.html.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from ..analyses.findings import Finding
 from ..render.console import CAPTURE_WIDTH, capture, columns, wrap_line
 from ..schemas import InputRef
 from ..session import Selection
+
+HTML_FILE = "report.html"  # written by `--out` beside debug_helper's files
 
 SECTIONS = (
     ("partitions", "1. Partition summary"),
@@ -132,6 +135,9 @@ class Report:
                 lines += [f"## {heading}", "", body, ""]
             else:
                 lines += [f"## {heading}", "", "```text", body, "```", ""]
+            if key == "graph" and self.docs["graph"].edges:  # type: ignore[attr-defined]
+                # The same graph as a Mermaid flowchart, which GitHub and most Markdown viewers draw.
+                lines += ["```mermaid", self.mermaid().rstrip("\n"), "```", ""]
         lines += ["## Findings", ""]
         if not self.findings:
             lines += ["No findings: no deadlock, race or phase problem was found by the static rules or in the "
@@ -169,6 +175,17 @@ class Report:
         if self.warnings:
             lines += ["## Reader warnings", ""] + [f"- {w}" for w in self.warnings] + [""]
         return "\n".join(_wrap_prose(lines, columns()))
+
+    def mermaid(self) -> str:
+        from .graph_cmd import render_graph
+
+        return render_graph(self.docs["graph"], "mermaid")  # type: ignore[arg-type]
+
+    def html(self) -> str:
+        """The self-contained HTML page (`report --format html`, and report.html under `--out`)."""
+        from ..render.html_report import render_html
+
+        return render_html(self)
 
     def insights(self) -> list[str]:
         out = []
@@ -219,4 +236,7 @@ def write_debug_helper_files(report: Report, out_dir: Path):
               else "deterministic analysis: no error findings")
     outputs = Outputs(status=RunStatus.success, reason=reason, report=report.markdown(),
                       insights=report.insights(), suggested_next_modes=[Mode.agent] if errors else [])
-    return write_outputs(out_dir, outputs)
+    status = write_outputs(out_dir, outputs)
+    # The page for people next to debug_helper's files (not part of its contract, so not in status.json).
+    (out_dir / HTML_FILE).write_text(report.html(), encoding="utf-8")
+    return status
