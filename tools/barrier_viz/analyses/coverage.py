@@ -322,7 +322,19 @@ class _Coverage:
 
     # -- barrier events ------------------------------------------------------------------------
     def _events(self, op: Operation, roles: frozenset[Role]) -> list[tuple[tuple[str, str], BarrierUse]]:
-        return [((b.id, _side(b, u)), u) for b, u in self.a.barriers.uses_at(op) if u.role in roles]
+        """`op`'s uses of barriers with one of `roles`, its arrivals on a peer CTA's copy
+        (`map_to_remote_buffer`) included: every CTA runs the same code, so the waiter on that
+        copy is the same partition as in its own CTA (the 2-CTA leader's MMA partition waiting
+        for both CTAs' releases), the ordering the cluster simulator follows."""
+        uses = list(self.a.barriers.uses_at(op)) + self._remote_uses.get(id(op), [])
+        return [((b.id, _side(b, u)), u) for b, u in uses if u.role in roles]
+
+    @cached_property
+    def _remote_uses(self) -> dict[int, list[tuple[Barrier, BarrierUse]]]:
+        out: dict[int, list[tuple[Barrier, BarrierUse]]] = {}
+        for r in self.a.barriers.remote:
+            out.setdefault(id(r.use.op), []).append((r.barrier, r.use))
+        return out
 
     @cached_property
     def _waits_by_key(self) -> dict[tuple[str, str], list[BarrierUse]]:
