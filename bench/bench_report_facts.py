@@ -40,6 +40,19 @@ def _files(paths: list[str]) -> list[Path]:
     return out
 
 
+def _barrier_or_memory_ops(sel, partition: str) -> list[str]:
+    """Names of the ops of `partition` that use a barrier or a memdesc (shared memory, TMEM)."""
+    from barrier_viz.facts.barriers import barrier_operands
+    from barrier_viz.facts.partitions import PartitionMap, module_warps
+
+    ops = list(sel.operations())
+    pm = PartitionMap(ops, module_warps(ops))
+    part = next((p for p in pm.partitions if p.name == partition), None)
+    body = list(pm.body(part)) if part is not None else []
+    return sorted({op.name for op in body
+                   if barrier_operands(op) or any("memdesc" in t for t in op.types + op.result_types)})
+
+
 def file_counts(path: Path) -> dict:
     """The open facts of one file's first function (what `report FILE` shows)."""
     from barrier_viz.commands.report_cmd import Report
@@ -57,8 +70,8 @@ def file_counts(path: Path) -> dict:
                for e in buf["expects"] if e["status"] == "unknown"]
     unresolved = [f"line {u['line']} {u['op']} {u['operand']}: {u['reason']}"
                   for u in buf["unresolved"] + bars["unresolved"]]
-    other = [f"{p['name']} ({', '.join(sorted(p['key_ops']))})" for p in part["partitions"]
-             if p["role"] == "other" and p["key_ops"]]
+    other = [f"{p['name']} ({', '.join(ops)})" for p in part["partitions"]
+             if p["role"] == "other" and (ops := _barrier_or_memory_ops(sel, p["name"]))]
     return {
         "file": str(path),
         "clean": clean,

@@ -274,7 +274,8 @@ def test_ascii_has_forward_and_backward_blocks_with_annotations(tmp_path: Path):
     fwd_at, bwd_at = out.index("Forward barriers"), out.index("Backward barriers")
     assert fwd_at < bwd_at
     forward, backward = out[fwd_at:bwd_at], out[bwd_at:]
-    assert "  partition0 (other)\n      |\n      | arrive_barrier  (" in forward
+    # a hand-written partition that stores into shared memory is named by it, never "other"
+    assert "  partition0 (Shared-memory staging (buf))\n      |\n      | arrive_barrier  (" in forward
     assert f"%full@{line_of(text, '%full = ttg.local_alloc')}" in forward
     assert "data: buf [128x64xf16 smem]" in forward and "forward (by phase:" in forward
     assert f"%empty@{line_of(text, '%empty = ttg.local_alloc')}" in backward
@@ -298,7 +299,8 @@ def test_mermaid_shape(tmp_path: Path):
     out = cli(tmp_path, _ring(), "--format", "mermaid")
     lines = out.splitlines()
     assert lines[0] == "flowchart TD"
-    assert lines[1:4] == ['  n0["default<br/>idle (empty)"]', '  n1["partition0<br/>other"]', '  n2["partition1<br/>other"]']
+    assert lines[1:4] == ['  n0["default<br/>idle (empty)"]', '  n1["partition0<br/>Shared-memory staging (buf)"]',
+                         '  n2["partition1<br/>Shared-memory staging (buf)"]']
     assert any(ln.startswith("  n1 -->|") and ln.endswith("| n2") for ln in lines)
     assert any(ln.startswith("  n2 -.->|") and ln.endswith("| n1") for ln in lines)
     assert '"' not in "".join(ln.split('|"', 1)[1].rsplit('"|', 1)[0] for ln in lines if "|" in ln)
