@@ -48,8 +48,9 @@ Same-partition edges are kept and marked `self_loop` (ir-semantics 7.4: they ord
 work of one partition, or nothing at all when every arrive is synchronous).
 
 **Clusters.** In a CTA cluster (`facts.cluster`) an arrival may land in another CTA's copy of the
-barrier: an arrive through `map_to_remote_buffer` (those uses are unresolved in the barrier facts
-and are added here, on the barrier of the source view), a multicast TMA load, the commit of a
+barrier: an arrive through `map_to_remote_buffer` (the tracer resolves the view; the barrier facts
+keep such uses apart, `BarrierFacts.remote`, and they are added here on the barrier of the source
+view), a multicast TMA load, the commit of a
 paired 2-CTA MMA, a remote copy, a CLC multicast. Nodes stay partitions (every CTA runs the same
 partitions), and each edge lists, per arrive line that can leave the issuing CTA, which CTAs it
 reaches (`cta_targets`, the one answer the rules and the interpreter share); `crosses_ctas` is

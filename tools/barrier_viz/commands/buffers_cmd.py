@@ -344,7 +344,8 @@ def _tail(doc: BuffersDoc, names: dict[str, str]) -> list[str]:
         out += ["", "Expect mismatches:"]
         for e in bad:
             copies = " + ".join(f"{names.get(c.member or '', c.member or '?')} {c.bytes} (L{c.line})" for c in e.copies) or "no copies"
-            out.append(f"  line {e.line}: barrier_expect {e.declared} vs delivered {e.delivered} = {copies} [{e.status}]")
+            why = f": not counted, {e.reason}" if e.reason else ""
+            out.append(f"  line {e.line}: barrier_expect {e.declared} vs delivered {e.delivered} = {copies} [{e.status}{why}]")
     if doc.uncovered_copies:
         out += ["", "TMA copies no barrier_expect covers:"]
         out += [f"  line {c.line}: into {names.get(c.member or '', c.member or '?')}, {c.bytes} bytes" for c in doc.uncovered_copies]
