@@ -366,3 +366,52 @@ def test_corpus_real_expects_all_match() -> None:
         assert not facts.unresolved, (path.name, facts.unresolved[:3])
         checked += len(facts.expects)
     assert checked > 0
+
+
+TWO_CTA_LOADS = """\
+#shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
+#shared1 = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.num-ctas" = 1 : i32, "ttg.cluster-dim-x" = 2 : i32, "ttg.cluster-dim-y" = 1 : i32, "ttg.cluster-dim-z" = 1 : i32, "ttng.two-ctas" = true} {
+  tt.func public @two_cta(%desc: !tt.tensordesc<tensor<128x64xf16, #shared>>, %ptr: !tt.ptr<f32>) {
+    %c0 = arith.constant 0 : i32
+    %cm2 = arith.constant -2 : i32
+    %c512 = arith.constant 512 : i32
+    %true = arith.constant true
+    %bar = ttg.local_alloc : () -> !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+    %bulk_bar = ttg.local_alloc : () -> !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+    %tile = ttg.local_alloc : () -> !ttg.memdesc<128x64xf16, #shared, #smem, mutable>
+    %row = ttg.local_alloc : () -> !ttg.memdesc<128xf32, #shared1, #smem, mutable>
+    ttng.init_barrier %bar, 1 : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+    ttng.init_barrier %bulk_bar, 1 : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+    %rank = nvg.cluster_id
+    %is_leader = arith.cmpi eq, %rank, %c0 : i32
+    %leader = arith.andi %rank, %cm2 : i32
+    scf.if %is_leader {
+      ttng.barrier_expect %bar, 32768, %true : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+    }
+    %to_leader = ttng.map_to_remote_buffer %bar, %leader : !ttg.memdesc<1xi64, #shared1, #smem, mutable> -> !ttg.memdesc<1xi64, #shared1, #ttng.shared_cluster_memory, mutable>
+    ttng.async_tma_copy_global_to_local %desc[%c0, %c0] %tile, %to_leader, %true {two_cta = true} : !tt.tensordesc<tensor<128x64xf16, #shared>>, !ttg.memdesc<1xi64, #shared1, #ttng.shared_cluster_memory, mutable> -> !ttg.memdesc<128x64xf16, #shared, #smem, mutable>
+    ttng.wait_barrier %bar, %c0, %is_leader : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+    ttng.barrier_expect %bulk_bar, 512, %true : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+    %t = ttg.async_copy_global_to_local %ptr, %row bulk_size %c512 : i32 barrier %bulk_bar : !ttg.memdesc<1xi64, #shared1, #smem, mutable> {useBulk = true} : !tt.ptr<f32> -> <128xf32, #shared1, #smem, mutable>
+    ttng.wait_barrier %bulk_bar, %c0, %true : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+    tt.return
+  }
+}
+"""
+
+
+def test_two_cta_loads_complete_on_the_leaders_barrier_and_bulk_copies_count() -> None:
+    """TLX 2-CTA FA backward: the leader CTA arms its barrier for both CTAs' tiles (2 x 16384
+    bytes) and each CTA's TMA load signals the leader's copy through `map_to_remote_buffer %bar,
+    rank & ~1`. The tracer follows the remote view, so the copy is covered, its barrier operand
+    resolved (to the leader's copy), and the leader receives 32768 bytes: matched. A bulk copy
+    (`cp.async.bulk`, `bulk_size 512 ... barrier`) completes its 512 bytes like a TMA load."""
+    facts = facts_of(TWO_CTA_LOADS)
+    assert not facts.uncovered_copies and not facts.unresolved
+    checks = {e.declared: e for e in facts.expects}
+    two_cta = checks[32768]
+    assert (two_cta.status, two_cta.per_cta, two_cta.idle) == ("matched", (32768, 0), (1,))
+    assert two_cta.copies[0].barrier.cta == "%leader"
+    assert (checks[512].status, checks[512].per_cta) == ("matched", (512, 512))

@@ -248,9 +248,17 @@ def test_barriers_say_whose_copy_a_remote_view_is():
     from barrier_viz.commands.barriers_cmd import barriers_document
 
     doc = barriers_document(_sel(PAIRED))
-    reasons = {u.operand: u.reason for u in doc.unresolved}
-    assert reasons["%remote"].startswith("%remote is %cta_bar@") and "in the CTA %peer_0 names" in reasons["%remote"]
-    assert "in the CTA %c0 names" in reasons["%to_leader"]
+    # a remote view is resolved (the tracer follows map_to_remote_buffer), not an unresolved operand
+    assert not [u for u in doc.unresolved if u.operand in ("%remote", "%to_leader")]
+    remote = {r.operand: r for r in doc.remote_uses}
+    assert remote["%remote"].barrier.startswith("%cta_bar@") and remote["%remote"].rank == "%peer_0"
+    assert remote["%to_leader"].rank == "%c0"
+    from barrier_viz.render.console import capture
+    from barrier_viz.commands.barriers_cmd import render_barriers_text
+
+    with capture() as buf:
+        render_barriers_text(doc)
+    assert "in the CTA %peer_0 names" in buf.getvalue()
 
 
 @pytest.mark.parametrize("path", [PAIRED, COPY_CLC], ids=["paired", "remote_copy_clc"])

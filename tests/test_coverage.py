@@ -184,6 +184,38 @@ def test_fixture_back_edges_at_inner_cadence_are_a_mismatch(tmp_path):
     assert rows[64].ok
 
 
+def _release(tmp_path: Path, m_release: str) -> Path:
+    """The fixture as a 2-CTA cluster kernel whose default partition releases m_ij with
+    `m_release` (ops that replace its `arrive_barrier %m_empty`)."""
+    text = FA_FIX.read_text()
+    text = text.replace('module attributes {"ttg.num-ctas" = 1 : i32,', 'module attributes {"ttg.num-ctas" = 1 : i32, '
+                        '"ttg.cluster-dim-x" = 2 : i32, "ttg.cluster-dim-y" = 1 : i32, "ttg.cluster-dim-z" = 1 : i32,')
+    old = ("        ttng.arrive_barrier %m_empty, 1 {async_task_id = array<i32: 0>} : "
+           "!ttg.memdesc<1xi64, #shared, #smem, mutable>\n")
+    assert old in text
+    out = tmp_path / "fa_packed_cluster.ttgir"
+    out.write_text(text.replace(old, m_release))
+    return out
+
+
+def test_release_through_a_remote_view_orders_the_read(tmp_path):
+    """In a 2-CTA kernel the reader may release the columns on the leader CTA's copy of the
+    barrier (`arrive_barrier (map_to_remote_buffer %m_empty, %c0)`), the copy the leader's MMA
+    partition waits on before it overwrites TMEM (TLX's 2-CTA FA backward releases dQ/dP that
+    way). The table follows that release as `check`'s cluster simulation does: ordered by the
+    row's own channel."""
+    remote = ("        %m_leader = ttng.map_to_remote_buffer %m_empty, %c0 {async_task_id = array<i32: 0>} : "
+              "!ttg.memdesc<1xi64, #shared, #smem, mutable> -> !ttg.memdesc<1xi64, #shared, #ttng.shared_cluster_memory, mutable>\n"
+              "        ttng.arrive_barrier %m_leader, 1 {async_task_id = array<i32: 0>} : "
+              "!ttg.memdesc<1xi64, #shared, #ttng.shared_cluster_memory, mutable>\n")
+    rows = _by_column(_table(_cov(_release(tmp_path, remote)), 8))
+    assert rows[65].status == "ordered" and rows[65].ok
+    assert "waits on %m_empty@" in rows[65].reason  # its own release, through the remote view
+    # without it, only the later l_i0 release (same iteration) orders m_ij: not its own channel
+    dropped = _by_column(_table(_cov(_release(tmp_path, "")), 8))
+    assert "%m_empty@" not in dropped[65].reason
+
+
 def test_fixture_findings_follow_the_table(tmp_path):
     ok = check(_analysis(FA_FIX), simulate=False).findings
     assert not [f for f in ok if f.kind == "race.packed_tmem_overwrite"]

@@ -274,7 +274,8 @@ def test_ascii_has_forward_and_backward_blocks_with_annotations(tmp_path: Path):
     fwd_at, bwd_at = out.index("Forward barriers"), out.index("Backward barriers")
     assert fwd_at < bwd_at
     forward, backward = out[fwd_at:bwd_at], out[bwd_at:]
-    assert "  partition0 (other)\n      |\n      | arrive_barrier  (" in forward
+    # a hand-written partition that stores into shared memory is named by it, never "other"
+    assert "  partition0 (Shared-memory staging (buf))\n      |\n      | arrive_barrier  (" in forward
     assert f"%full@{line_of(text, '%full = ttg.local_alloc')}" in forward
     assert "data: buf [128x64xf16 smem]" in forward and "forward (by phase:" in forward
     assert f"%empty@{line_of(text, '%empty = ttg.local_alloc')}" in backward
@@ -298,7 +299,8 @@ def test_mermaid_shape(tmp_path: Path):
     out = cli(tmp_path, _ring(), "--format", "mermaid")
     lines = out.splitlines()
     assert lines[0] == "flowchart TD"
-    assert lines[1:4] == ['  n0["default<br/>idle (empty)"]', '  n1["partition0<br/>other"]', '  n2["partition1<br/>other"]']
+    assert lines[1:4] == ['  n0["default<br/>idle (empty)"]', '  n1["partition0<br/>Shared-memory staging (buf)"]',
+                         '  n2["partition1<br/>Shared-memory staging (buf)"]']
     assert any(ln.startswith("  n1 -->|") and ln.endswith("| n2") for ln in lines)
     assert any(ln.startswith("  n2 -.->|") and ln.endswith("| n1") for ln in lines)
     assert '"' not in "".join(ln.split('|"', 1)[1].rsplit('"|', 1)[0] for ln in lines if "|" in ln)
@@ -386,3 +388,61 @@ def test_dot_accepts_every_final_ttgir():
         if run.returncode or run.stderr:
             failures.append((path.name, run.stderr.decode()[:200]))
     assert not failures
+
+
+def _named(default_ops: str, p0_ops: str, p0_warps: int = 4) -> str:
+    """A default partition (4 warps, 128 threads) and partition0 using named barrier 9."""
+    return _ir(f"""\
+  tt.func public @named() {{
+    ttg.warp_specialize()
+    default {{
+      %c9 = arith.constant 9 : i32
+      %c128 = arith.constant 128 : i32
+      %c256 = arith.constant 256 : i32
+{default_ops}
+      ttg.warp_yield
+    }}
+    partition0() num_warps({p0_warps}) {{
+      %c9 = arith.constant 9 : i32
+      %c128 = arith.constant 128 : i32
+      %c256 = arith.constant 256 : i32
+{p0_ops}
+      ttg.warp_return
+    }} : () -> ()
+    tt.return
+  }}
+""")
+
+
+def _named_graph(tmp_path: Path, text: str) -> DependencyGraph:
+    path = tmp_path / "named.ttgir"
+    path.write_text(text)
+    return build_graph(Analysis(select(str(path), None, None, require_function=True)))
+
+
+def test_named_barrier_sync_of_one_partitions_threads_is_paired(tmp_path: Path):
+    """`bar.sync 9, 128` in a 4-warp partition is a barrier over that partition's own threads
+    (TLX's named-barrier sync of one warp group): every generation completes when its 128
+    threads arrive. It is a self loop, not a "wait without arrive"."""
+    g = _named_graph(tmp_path, _named("      ttng.wait_barrier_named %c9, %c128 : i32, i32", ""))
+    assert not g.unmatched
+    (e,) = g.edges
+    assert e.self_loop and e.source_node == "default" and e.direction_source == "named"
+
+
+def test_named_barrier_producer_consumer_pair(tmp_path: Path):
+    """`bar.arrive 9, 256` in partition0 and `bar.sync 9, 256` in the default partition (128
+    threads each): the sync completes when both groups arrived, an edge partition0 -> default;
+    the sync does not also wait on itself."""
+    g = _named_graph(tmp_path, _named("      ttng.wait_barrier_named %c9, %c256 : i32, i32",
+                                      "      ttng.arrive_barrier_named %c9, %c256 : i32, i32"))
+    assert not g.unmatched
+    assert [(e.source_node, e.target_node) for e in g.edges] == [("partition0", "default")]
+
+
+def test_named_barrier_lone_sync_that_cannot_complete_is_unmatched(tmp_path: Path):
+    """`bar.sync 9, 256` in a 128-thread partition with nobody else on barrier 9 never
+    completes: that one is a "wait without arrive"."""
+    g = _named_graph(tmp_path, _named("      ttng.wait_barrier_named %c9, %c256 : i32, i32", ""))
+    assert [(u.partition, u.kind) for u in g.unmatched] == [("default", "wait without arrive")]
+    assert not g.edges

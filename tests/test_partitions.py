@@ -445,3 +445,58 @@ def test_corpus_final_ttgir_partitions_and_roles():
 
 MMA_NAMES = {"tt.dot", "ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"}
 TMA_LOAD_NAMES = {"ttng.async_tma_copy_global_to_local"}
+
+
+HELPERS = """\
+#shared1 = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
+#shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 32}>
+#smem = #ttg.shared_memory
+#blocked = #ttg.blocked<{sizePerThread = [1, 64], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.cluster-dim-x" = 2 : i32, "ttg.cluster-dim-y" = 1 : i32, "ttg.cluster-dim-z" = 1 : i32} {
+  tt.func public @helpers(%dq_desc: !tt.tensordesc<tensor<128x64xf32, #shared>> loc("desc_dq")) {
+    %bar = ttg.local_alloc : () -> !ttg.memdesc<1xi64, #shared1, #smem, mutable> loc("bar")
+    %resp = ttg.local_alloc : () -> !ttg.memdesc<2xi64, #shared1, #smem, mutable> loc("resp")
+    %stage = ttg.local_alloc : () -> !ttg.memdesc<128x64xf32, #shared, #smem, mutable> loc("stage")
+    ttg.warp_specialize(%bar, %resp, %stage, %dq_desc)
+    default {
+      %c0 = arith.constant 0 : i32
+      %v = ttg.local_load %stage : !ttg.memdesc<128x64xf32, #shared, #smem, mutable> -> tensor<128x64xf32, #blocked>
+      tt.descriptor_reduce add, %dq_desc[%c0, %c0], %v : !tt.tensordesc<tensor<128x64xf32, #shared>>, tensor<128x64xf32, #blocked>
+      ttg.warp_yield
+    }
+    partition0(%pbar: !ttg.memdesc<1xi64, #shared1, #smem, mutable>, %presp: !ttg.memdesc<2xi64, #shared1, #smem, mutable>, %pstage: !ttg.memdesc<128x64xf32, #shared, #smem, mutable>, %pdesc: !tt.tensordesc<tensor<128x64xf32, #shared>>) num_warps(1) {
+      %c0 = arith.constant 0 : i32
+      %true = arith.constant true
+      ttng.barrier_expect %pbar, 16, %true : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+      ttng.clc_try_cancel %presp, %pbar {multicast = true} : !ttg.memdesc<2xi64, #shared1, #smem, mutable>, !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+      ttng.wait_barrier %pbar, %c0, %true : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+      ttg.warp_return
+    }
+    partition1(%pbar: !ttg.memdesc<1xi64, #shared1, #smem, mutable>, %presp: !ttg.memdesc<2xi64, #shared1, #smem, mutable>, %pstage: !ttg.memdesc<128x64xf32, #shared, #smem, mutable>, %pdesc: !tt.tensordesc<tensor<128x64xf32, #shared>>) num_warps(1) {
+      %c0 = arith.constant 0 : i32
+      %true = arith.constant true
+      ttng.wait_barrier %pbar, %c0, %true : !ttg.memdesc<1xi64, #shared1, #smem, mutable>
+      %r = ttng.map_to_remote_buffer %pbar, %c0 : !ttg.memdesc<1xi64, #shared1, #smem, mutable> -> !ttg.memdesc<1xi64, #shared1, #ttng.shared_cluster_memory, mutable>
+      ttng.arrive_barrier %r, 1 : !ttg.memdesc<1xi64, #shared1, #ttng.shared_cluster_memory, mutable>
+      ttg.warp_return
+    }
+    partition2(%pbar: !ttg.memdesc<1xi64, #shared1, #smem, mutable>, %presp: !ttg.memdesc<2xi64, #shared1, #smem, mutable>, %pstage: !ttg.memdesc<128x64xf32, #shared, #smem, mutable>, %pdesc: !tt.tensordesc<tensor<128x64xf32, #shared>>) num_warps(4) {
+      %cst = arith.constant dense<0.0> : tensor<128x64xf32, #blocked>
+      ttg.local_store %cst, %pstage : tensor<128x64xf32, #blocked> -> !ttg.memdesc<128x64xf32, #shared, #smem, mutable>
+      ttg.warp_return
+    }
+    tt.return
+  }
+}
+"""
+
+
+def test_hand_written_helper_partitions_are_named_by_what_they_do(tmp_path):
+    """Hand-written (TLX/Gluon) kernels have helper partitions no compiler pass names: a CLC
+    scheduler (it asks for the next tile: try_cancel), a dQ epilogue that adds its tile into
+    global memory (descriptor_reduce), a relay that waits on its CTA's barrier and arrives on the
+    leader CTA's copy, a partition that only stages a tile into shared memory. Each has barrier or
+    memory ops, so none is "other"."""
+    roles = {p.name: p.role for p in _doc(tmp_path, HELPERS).partitions}
+    assert roles == {"default": "Reduce store (dq)", "partition0": "CLC scheduler",
+                     "partition1": "Cross-CTA sync relay", "partition2": "Shared-memory staging"}

@@ -181,7 +181,7 @@ class Analysis:
                     names.update(u.partitions or ((u.partition,) if u.partition else ("main",)))
         # A peer CTA's arrivals come through `map_to_remote_buffer` (the same allocation in the
         # CTA the rank names): the partition taking that view arrives on this barrier too. The
-        # barrier facts keep the view unresolved (a per-CTA channel cannot say which CTA's copy).
+        # barrier facts keep such uses apart from the CTA's own (`BarrierFacts.remote`).
         for op in self.ops:
             if op.name == "ttng.map_to_remote_buffer" and op.operands:
                 t = self.tracer.trace(op.operands[0], op)

@@ -322,7 +322,19 @@ class _Coverage:
 
     # -- barrier events ------------------------------------------------------------------------
     def _events(self, op: Operation, roles: frozenset[Role]) -> list[tuple[tuple[str, str], BarrierUse]]:
-        return [((b.id, _side(b, u)), u) for b, u in self.a.barriers.uses_at(op) if u.role in roles]
+        """`op`'s uses of barriers with one of `roles`, its arrivals on a peer CTA's copy
+        (`map_to_remote_buffer`) included: every CTA runs the same code, so the waiter on that
+        copy is the same partition as in its own CTA (the 2-CTA leader's MMA partition waiting
+        for both CTAs' releases), the ordering the cluster simulator follows."""
+        uses = list(self.a.barriers.uses_at(op)) + self._remote_uses.get(id(op), [])
+        return [((b.id, _side(b, u)), u) for b, u in uses if u.role in roles or _bar_sync_arrives(b, u, roles)]
+
+    @cached_property
+    def _remote_uses(self) -> dict[int, list[tuple[Barrier, BarrierUse]]]:
+        out: dict[int, list[tuple[Barrier, BarrierUse]]] = {}
+        for r in self.a.barriers.remote:
+            out.setdefault(id(r.use.op), []).append((r.barrier, r.use))
+        return out
 
     @cached_property
     def _waits_by_key(self) -> dict[tuple[str, str], list[BarrierUse]]:
@@ -935,6 +947,12 @@ def _memory_operands(op: Operation) -> list[tuple[str, str]]:
         return []
     pos = op.positional
     return [(pos[i], kind) for i, kind in roles if i < len(pos) and pos[i].startswith("%")]
+
+
+def _bar_sync_arrives(b: Barrier, u: BarrierUse, roles: frozenset[Role]) -> bool:
+    """A named barrier's `bar.sync` (`wait_barrier_named`) arrives with its threads as well as
+    waiting: it releases what its partition read before it to the partitions syncing after."""
+    return b.kind is BarrierKind.NAMED and u.role is Role.WAIT and bool(roles & _ARRIVES)
 
 
 def _side(b: Barrier, u: BarrierUse) -> str:

@@ -48,8 +48,9 @@ Same-partition edges are kept and marked `self_loop` (ir-semantics 7.4: they ord
 work of one partition, or nothing at all when every arrive is synchronous).
 
 **Clusters.** In a CTA cluster (`facts.cluster`) an arrival may land in another CTA's copy of the
-barrier: an arrive through `map_to_remote_buffer` (those uses are unresolved in the barrier facts
-and are added here, on the barrier of the source view), a multicast TMA load, the commit of a
+barrier: an arrive through `map_to_remote_buffer` (the tracer resolves the view; the barrier facts
+keep such uses apart, `BarrierFacts.remote`, and they are added here on the barrier of the source
+view), a multicast TMA load, the commit of a
 paired 2-CTA MMA, a remote copy, a CLC multicast. Nodes stay partitions (every CTA runs the same
 partitions), and each edge lists, per arrive line that can leave the issuing CTA, which CTAs it
 reaches (`cta_targets`, the one answer the rules and the interpreter share); `crosses_ctas` is
@@ -70,6 +71,7 @@ from ..facts.barriers import Barrier, BarrierKind, BarrierUse, Mechanism, Role
 from ..facts.barriers import remote_uses
 from ..facts.buffers import Member
 from ..facts.cluster import Cluster, RankEvaluator, ReachKind, cluster_of, cta_targets
+from ..facts.partitions import module_warps
 from ..facts.roles import assign_roles
 from ..ir.model import Operation
 from ..ir.vocab import LOOP_OPS
@@ -139,7 +141,7 @@ class GraphEdge:
     mechanisms: tuple[str, ...]
     agent: str | None
     direction: str  # "forward" | "backward"
-    direction_source: str  # constraints | lowering | tma | phase | dataflow
+    direction_source: str  # constraints | lowering | tma | named | phase | dataflow
     direction_note: str
     data: tuple[DataRef, ...]
     data_source: str  # both | arriver | waiter | none
@@ -275,6 +277,8 @@ class _Builder:
         return out
 
     def _channel_edges(self, ch: _Channel, persistent: bool) -> tuple[list[GraphEdge], list[Unmatched]]:
+        if ch.barrier.kind is BarrierKind.NAMED:
+            return self._named_edges(ch, persistent)
         by_arriver = _group(ch.arrives)
         by_waiter = _group(ch.waits)
         edges: list[GraphEdge] = []
@@ -294,6 +298,45 @@ class _Builder:
         lost += [Unmatched(ch.barrier.id, _display_name(ch), p, "wait without arrive", _lines(us))
                  for p, us in by_waiter.items() if p not in met_w]
         return edges, lost
+
+    def _named_edges(self, ch: _Channel, persistent: bool) -> tuple[list[GraphEdge], list[Unmatched]]:
+        """A named barrier as the hardware runs it: a generation completes when its thread count
+        has arrived, and `bar.sync` (`wait_barrier_named`) arrives with its threads as well as
+        waiting; `bar.arrive` only arrives. So a waiting partition depends on every *other*
+        partition that syncs or arrives on the id (a producer/consumer pair, or several partitions
+        meeting), and a partition alone on the id is a sync of its own threads (a self loop) when
+        they reach the count. Unmatched: an arrive no partition waits for, or a lone sync whose
+        threads cannot reach the count."""
+        by_arriver = _group(ch.arrives + ch.waits)
+        by_waiter = _group(ch.waits)
+        edges: list[GraphEdge] = []
+        met_a: set[str] = set()
+        lost: list[Unmatched] = []
+        for dst, waits in by_waiter.items():
+            others = [p for p in by_arriver if p != dst]
+            for src in others:
+                met_a.add(src)
+                edges.append(self._edge(ch, src, dst, by_arriver[src], waits, persistent))
+            if others:
+                continue
+            if self._threads_reach(dst, waits):
+                met_a.add(dst)
+                edges.append(self._edge(ch, dst, dst, waits, waits, persistent))
+            else:
+                lost.append(Unmatched(ch.barrier.id, _display_name(ch), dst, "wait without arrive", _lines(waits)))
+        lost += [Unmatched(ch.barrier.id, _display_name(ch), p, "arrive without wait", _lines(us))
+                 for p, us in _group(ch.arrives).items() if p not in met_a]
+        return edges, lost
+
+    def _threads_reach(self, part: str, syncs: list[BarrierUse]) -> bool:
+        """Do `part`'s own threads (32 per warp) reach the count of each of its syncs? Unknown
+        counts or warps are not held against it."""
+        warps = next((p.warps for p in self.a.partitions.partitions if p.name == part), None)
+        if warps is None and part == MAIN:
+            warps = module_warps(self.a.ops)
+        if warps is None:
+            return True
+        return all(u.count is None or u.count <= 32 * warps for u in syncs)
 
     def _edge(self, ch: _Channel, src: str, dst: str, arrives: list[BarrierUse], waits: list[BarrierUse],
               persistent: bool) -> GraphEdge:
@@ -354,6 +397,10 @@ class _Builder:
         if ch.name is not None:
             d = "forward" if ch.name == "full" else "backward"
             return d, "lowering", f"{ch.name} barrier of the {ch.barrier.kind.value} channel"
+        if ch.barrier.kind is BarrierKind.NAMED:
+            if {u.op.name for u in arrives} <= {"ttng.wait_barrier_named"}:
+                return "forward", "named", "bar.sync: every participant arrives and waits for the thread count"
+            return "forward", "named", "bar.arrive -> bar.sync: the waiter goes on once the thread count has arrived"
         if Mechanism.MBARRIER_TMA.value in mechs:
             return "forward", "tma", "arrived by TMA copies, which write the data they signal"
         first = min(waits, key=lambda u: (u.line, u.op.column))

@@ -96,11 +96,25 @@ class UnresolvedInfo(_Model):
     reason: str
 
 
+class RemoteUseInfo(_Model):
+    op: str
+    line: int
+    operand: str
+    role: str
+    barrier: str = Field(description="id of the barrier whose peer-CTA copy the op uses")
+    rank: str = Field(description="the rank operand of the map_to_remote_buffer: the CTA whose copy it is")
+    view_line: int = Field(description="line of the map_to_remote_buffer")
+    partition: Optional[str] = None
+    slot: list[SlotInfo] = Field(default_factory=list, description="slot indices from the allocation outwards")
+
+
 class BarriersDoc(_Model):
     schema_: str = Field("barrier-viz/barriers/v1", alias="schema")
     input: InputRef
     barriers: list[BarrierInfo]
     unresolved: list[UnresolvedInfo]
+    remote_uses: list[RemoteUseInfo] = Field(
+        default_factory=list, description="uses of a peer CTA's copy of a barrier (through ttng.map_to_remote_buffer)")
     warnings: list[str] = []
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
@@ -118,24 +132,19 @@ def barriers_document(sel: Selection, *, warnings: list[str] | None = None) -> B
     partitions = PartitionMap(ops, module_warps(ops))
     tracer = Tracer(sel.ir)
     facts = collect_barriers(ops, tracer, partitions)
-    # A use through `map_to_remote_buffer` is a peer CTA's copy: say whose (facts.barriers.remote_uses).
-    remote = {(r.use.line, r.use.operand): r for r in remote_uses(facts, tracer, partitions)}
     return BarriersDoc(
         input=InputRef(**sel.input_ref()),
         barriers=[_barrier_info(b, partitions) for b in facts.barriers],
-        unresolved=[
-            UnresolvedInfo(op=u.op.name, line=u.line, operand=u.operand, role=u.role.value,
-                           reason=_remote_reason(remote[(u.line, u.operand)]) if (u.line, u.operand) in remote else u.reason)
-            for u in facts.unresolved
-        ],
+        unresolved=[UnresolvedInfo(op=u.op.name, line=u.line, operand=u.operand, role=u.role.value, reason=u.reason)
+                    for u in facts.unresolved],
+        # A use through `map_to_remote_buffer` is a peer CTA's copy: say whose (facts.barriers.RemoteUse).
+        remote_uses=[RemoteUseInfo(op=r.use.op.name, line=r.use.line, operand=r.use.operand, role=r.use.role.value,
+                                   barrier=r.barrier.id, rank=r.view.operands[1], view_line=r.view.line,
+                                   partition=r.use.partition,
+                                   slot=[SlotInfo(value=s.value, line=s.line, constant=s.constant) for s in r.use.slots])
+                     for r in remote_uses(facts)],
         warnings=warnings or [],
     )
-
-
-def _remote_reason(r) -> str:
-    rank = r.view.operands[1] if len(r.view.operands) > 1 else "?"
-    return (f"{r.use.operand} is {r.barrier.id} in the CTA {rank} names (ttng.map_to_remote_buffer at line "
-            f"{r.view.line}): a cross-CTA use, shown by `partitions` and `graph`, not counted as this CTA's own")
 
 
 def region_of(line: int, partitions: PartitionMap) -> str | None:
@@ -196,6 +205,12 @@ def render_barriers_text(doc: BarriersDoc) -> None:
     ]
     for b in doc.barriers:
         lines.extend(_barrier_lines(b))
+    if doc.remote_uses:
+        lines += ["", "Uses of a peer CTA's copy (map_to_remote_buffer)", "================================================"]
+        for r in doc.remote_uses:
+            slot = "".join(f"[{s.constant if s.constant is not None else s.value}]" for s in r.slot)
+            lines.append(f"  {_short(r.op)} {r.operand} ({r.role}, line {r.line}{', ' + r.partition if r.partition else ''}): "
+                         f"{r.barrier}{slot} in the CTA {r.rank} names (line {r.view_line})")
     if doc.unresolved:
         lines += ["", "Unresolved barrier operands", "==========================="]
         for u in doc.unresolved:

@@ -51,6 +51,7 @@ class BarrierRefInfo(_Model):
     name: str | None
     line: int | None
     slot: list[str]
+    cta: str | None = Field(None, description="through map_to_remote_buffer: the rank naming the CTA whose copy it is")
 
 
 class CopyInfo(_Model):
@@ -69,6 +70,7 @@ class ExpectInfo(_Model):
     delivered: int | None
     status: str
     copies: list[CopyInfo]
+    reason: str | None = Field(None, description="why the bytes are not counted (status unknown)")
 
 
 class BufferExpect(_Model):
@@ -202,7 +204,7 @@ def _access(a: Access) -> AccessInfo:
 
 
 def _barrier_ref(ref) -> BarrierRefInfo | None:
-    return None if ref is None else BarrierRefInfo(name=ref.name, line=ref.line, slot=list(ref.slot))
+    return None if ref is None else BarrierRefInfo(name=ref.name, line=ref.line, slot=list(ref.slot), cta=ref.cta)
 
 
 def _copy(c: TmaCopy) -> CopyInfo:
@@ -213,6 +215,7 @@ def _expect(e: ExpectCheck) -> ExpectInfo:
     return ExpectInfo(
         line=e.line, partitions=list(e.partitions), barrier=_barrier_ref(e.barrier), declared=e.declared,
         delivered=e.delivered, status=e.status, copies=[_copy(c) for c in e.copies],
+        reason=e.reason if e.status == "unknown" else None,
     )
 
 
@@ -341,7 +344,8 @@ def _tail(doc: BuffersDoc, names: dict[str, str]) -> list[str]:
         out += ["", "Expect mismatches:"]
         for e in bad:
             copies = " + ".join(f"{names.get(c.member or '', c.member or '?')} {c.bytes} (L{c.line})" for c in e.copies) or "no copies"
-            out.append(f"  line {e.line}: barrier_expect {e.declared} vs delivered {e.delivered} = {copies} [{e.status}]")
+            why = f": not counted, {e.reason}" if e.reason else ""
+            out.append(f"  line {e.line}: barrier_expect {e.declared} vs delivered {e.delivered} = {copies} [{e.status}{why}]")
     if doc.uncovered_copies:
         out += ["", "TMA copies no barrier_expect covers:"]
         out += [f"  line {c.line}: into {names.get(c.member or '', c.member or '?')}, {c.bytes} bytes" for c in doc.uncovered_copies]

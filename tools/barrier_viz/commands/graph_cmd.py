@@ -64,7 +64,7 @@ class GraphEdgeModel(_Model):
     data: list[DataModel]
     data_source: str = Field(description="ends | iteration | any-access | arriver | waiter | none")
     direction: str = Field(description="forward | backward")
-    source: str = Field(description="what decided the direction: constraints | lowering | tma | phase | dataflow")
+    source: str = Field(description="what decided the direction: constraints | lowering | tma | named | phase | dataflow")
     source_note: str
     lines: EdgeLines
     self_loop: bool

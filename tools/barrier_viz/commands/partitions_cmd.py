@@ -22,7 +22,8 @@ from ..session import Selection
 class RoleInfo(_Model):
     """One kind of work found in a partition, with the evidence for it."""
 
-    kind: str = Field(description="mma | tma_load | softmax | correction | store")
+    kind: str = Field(description="mma | tma_load | softmax | correction | store | reduce_store | remote_copy | "
+                                  "clc_scheduler | global_load | sync | memory")
     key_ops: dict[str, int]
     touches: list[str] = Field(description="loc names (or MMA operand letters, or shapes) of what the ops touch")
 

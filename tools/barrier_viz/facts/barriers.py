@@ -443,11 +443,26 @@ class Barrier:
 
 
 @dataclass(frozen=True, slots=True)
+class RemoteUse:
+    """A use of (a slot of) `map_to_remote_buffer %bar, %rank`: barrier `%bar` of the CTA the rank
+    names. The tracer resolves it (`Trace.remote`); it is kept apart from `Barrier.uses`, which
+    hold what a CTA does to its own copy (the rules that count a CTA's own arrivals must not count
+    a peer's as local). The graph and the cluster summary show these uses, with their slots, as
+    arrivals that cross CTAs (`facts.cluster.cta_reach`)."""
+
+    barrier: Barrier
+    use: BarrierUse
+    view: Operation = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class BarrierFacts:
-    """Every logical barrier in scope (allocation order) and every unresolved use."""
+    """Every logical barrier in scope (allocation order), every use of a peer CTA's copy, and
+    every unresolved use."""
 
     barriers: tuple[Barrier, ...]
     unresolved: tuple[Unresolved, ...]
+    remote: tuple[RemoteUse, ...] = ()
     _uses_by_op: dict[int, list[tuple[Barrier, BarrierUse]]] = field(init=False, repr=False, compare=False)
     _by_alloc: dict[int, Barrier] = field(init=False, repr=False, compare=False)
 
@@ -528,6 +543,7 @@ def collect_barriers(
     ops = list(scope)
     drafts: dict[tuple, _Draft] = {}
     unresolved: list[Unresolved] = []
+    remote: list[tuple[_Draft, BarrierUse, Operation]] = []
     for op in ops:
         root_kind = _root_kind(op)
         if root_kind is not None:
@@ -539,6 +555,9 @@ def collect_barriers(
             if draft is None:
                 unresolved.append(Unresolved(op, op.line, read.operand, read.role, reason or "unresolved"))
                 continue
+            if trace.remote is not None:
+                remote.append((draft, _use(read, trace, tracer.values, partitions), trace.remote.op))
+                continue
             draft.uses.append(_use(read, trace, tracer.values, partitions))
             for hop in trace.hops:
                 if hop.via != ALLOCATION_HOP:
@@ -547,8 +566,9 @@ def collect_barriers(
                 name = trace.root_name or read.operand
                 alias = Alias(name, trace.root.line, CONSTANT_HOP)
                 draft.aliases.setdefault((alias.name, alias.line, alias.via), alias)
-    barriers = [_finish(d) for d in sorted(drafts.values(), key=lambda d: d.order)]
-    return BarrierFacts(tuple(barriers), tuple(unresolved))
+    finished = {id(d): _finish(d) for d in sorted(drafts.values(), key=lambda d: d.order)}
+    return BarrierFacts(tuple(finished.values()), tuple(unresolved),
+                        tuple(RemoteUse(finished[id(d)], u, view) for d, u, view in remote))
 
 
 def _root_kind(op: Operation) -> BarrierKind | None:
@@ -714,42 +734,10 @@ def _slot_count(d: _Draft) -> int | None:
 
 
 # -- uses of a peer CTA's copy ------------------------------------------------------------------
-REMOTE_VIEW = "ttng.map_to_remote_buffer"
-
-
-@dataclass(frozen=True, slots=True)
-class RemoteUse:
-    """A use of (a slot of) `map_to_remote_buffer %bar, %rank`: barrier `%bar` of the CTA the rank
-    names. Such uses stay `Unresolved` in `BarrierFacts` (the rules that count a CTA's own
-    arrivals must not count them as local); the graph and the cluster summary show them, with
-    the slot of the source view, as arrivals that cross CTAs (`facts.cluster.cta_reach`)."""
-
-    barrier: Barrier
-    use: BarrierUse
-    view: Operation = field(compare=False, repr=False)
-
-
-def remote_uses(facts: BarrierFacts, tracer: Tracer, partitions: PartitionMap | None = None) -> tuple[RemoteUse, ...]:
-    """Every unresolved barrier use whose operand is a remote view of a barrier in scope."""
-    args = {(b.name, b.line): b for b in facts.barriers if b.alloc is None}
-    out: list[RemoteUse] = []
-    for u in facts.unresolved:
-        reads = [r for r in barrier_operands(u.op) if r.operand == u.operand and r.role is u.role]
-        trace = tracer.trace(u.operand, u.op)
-        view = trace.stop_op
-        if not reads or view is None or view.name != REMOTE_VIEW or not view.operands:
-            continue
-        src = tracer.trace(view.operands[0], view)
-        if not src.resolved:
-            continue
-        barrier = facts.by_alloc(src.root) if src.root is not None else (
-            args.get((src.root_arg.name, src.root_arg.line)) if src.root_arg is not None else None)
-        if barrier is None:
-            continue
-        # indices are listed from the use back: those after the view, then the source's
-        combined = replace(src, indices=trace.indices + src.indices)
-        out.append(RemoteUse(barrier, _use(reads[0], combined, tracer.values, partitions), view))
-    return tuple(out)
+def remote_uses(facts: BarrierFacts, tracer: Tracer | None = None,
+                partitions: PartitionMap | None = None) -> tuple[RemoteUse, ...]:
+    """Every use of a peer CTA's copy of a barrier in scope (`BarrierFacts.remote`)."""
+    return facts.remote
 
 
 __all__ = [

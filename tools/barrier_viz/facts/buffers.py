@@ -26,14 +26,14 @@ from .cga import CgaUnknown, bytes_per_cta, cga_module
 from .cluster import cluster_of
 from .partitions import PartitionMap, module_warps
 from .trace import VIEW_OPS, Trace, Tracer
-from .transactions import NO_TX, REMOTE_COPY, REMOTE_COPY_OPS, REMOTE_STORE, REMOTE_VIEW, TX_OPS, Counter, \
+from .transactions import BULK_COPY, NO_TX, bulk_copy_operands, REMOTE_COPY, REMOTE_COPY_OPS, REMOTE_STORE, REMOTE_VIEW, TX_OPS, Counter, \
     Delivery, Tally, remote_copy_bytes, remote_copy_operands
 from .values import OpResult
 
 ALLOC_OPS = frozenset({"ttg.local_alloc", "ttng.tmem_alloc"})
 TMA_LOADS = frozenset({"ttng.async_tma_copy_global_to_local", "ttng.async_tma_gather"})
 # Every op that completes transaction bytes on a barrier (TMA loads, CLC responses, remote copies).
-TX_DELIVERY_OPS = frozenset(TX_OPS) | REMOTE_COPY_OPS
+TX_DELIVERY_OPS = frozenset(TX_OPS) | REMOTE_COPY_OPS | {BULK_COPY}
 EXPECT = "ttng.barrier_expect"
 WAIT = "ttng.wait_barrier"
 _LOAD_OPS = frozenset({"tt.descriptor_load", "tt.load", "nvws.descriptor_load"})
@@ -103,6 +103,8 @@ class BarrierRef:
     name: str | None
     line: int | None
     slot: tuple[str, ...]
+    # Through `map_to_remote_buffer`: the rank operand naming the CTA whose copy it is.
+    cta: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -476,6 +478,13 @@ class _Collector:
                 out.append(TmaCopy(op, op.line, member.name if member else None, remote_copy_bytes(op),
                                    self._barrier(rc[2], op), self._parts(op)))
                 continue
+            bulk = bulk_copy_operands(op)
+            if op.name == BULK_COPY:
+                if bulk is not None:
+                    member = self._lookup_member(bulk[0], op, by_op)
+                    out.append(TmaCopy(op, op.line, member.name if member else None, self._bulk_bytes(op, bulk),
+                                       self._barrier(bulk[2], op), self._parts(op)))
+                continue
             bar_at, data_at, fixed = TX_OPS[op.name]
             member = self._lookup_member(pos[data_at], op, by_op) if data_at < len(pos) else None
             nbytes = fixed if fixed is not None else self._copy_bytes(op, member)
@@ -503,10 +512,11 @@ class _Collector:
 
     def _barrier(self, value: str, at: Operation) -> BarrierRef | None:
         trace = self._trace(value, at)
-        if not trace.resolved:
+        if not trace.found:
             self.unresolved.append(Unresolved(at.name, at.line, value, trace.unresolved or "no allocation"))
             return None
-        return BarrierRef(trace.root_name, trace.root_line, tuple(i.value for i in trace.indices))
+        return BarrierRef(trace.root_name, trace.root_line, tuple(i.value for i in trace.indices),
+                          trace.remote.rank if trace.remote is not None else None)
 
     def _barrier_key(self, op: Operation, index: int) -> tuple | None:
         pos = op.positional
@@ -533,6 +543,9 @@ class _Collector:
             key = self._barrier_key(op, 0)
             found: list[TmaCopy] = []
             tally = Tally(None, "its barrier operand is not resolved to an allocation")
+            if key is None and barrier is not None and barrier.cta is not None:
+                tally = Tally(None, f"it arms the copy of the barrier in the CTA {barrier.cta} names "
+                                    "(map_to_remote_buffer): a remote expect is not counted per CTA")
             if key is not None:
                 found, deliveries, blockers = self._window(op, key, by_copy, counter)
                 if not deliveries and not blockers:
@@ -582,8 +595,6 @@ class _Collector:
                         continue  # another slot of the array, used in a way that delivers nothing
                     elif op.name not in NO_TX and op.name not in TX_OPS:
                         blockers.append(f"{op.name} at line {op.line} uses the barrier and is not modelled")
-                    elif remote is not None and op.name in TX_OPS:
-                        blockers.append(f"{op.name} at line {op.line} signals a peer CTA's copy of the barrier")
         return found, deliveries, blockers
 
     def _never_waited(self, expect: Operation, key: tuple, cta: int, counter: Counter) -> bool:
@@ -650,7 +661,9 @@ class _Collector:
                   counter: Counter) -> Delivery | None:
         """The bytes `op` completes on the barrier it takes as positional operand `k`, if any."""
         spec = TX_OPS.get(op.name)
-        if spec is not None and k == spec[0] and remote is None:
+        # A remote view (`map_to_remote_buffer`) is the peer's copy: `counter.reached` names the
+        # CTA it reaches (the 2-CTA TMA load completing on the pair leader's barrier).
+        if spec is not None and k == spec[0]:
             bar_at, data_at, fixed = spec
             if fixed is not None:
                 nbytes: int | None = fixed
@@ -662,7 +675,19 @@ class _Collector:
         rc = remote_copy_operands(op)
         if rc is not None and k == len(op.positional) - 1 and remote is None:
             return Delivery(op, remote_copy_bytes(op), *counter.reached(op, rc[2]))
+        bulk = bulk_copy_operands(op)
+        if bulk is not None and k == len(op.positional) - 1:
+            return Delivery(op, self._bulk_bytes(op, bulk), *counter.reached(op, bulk[2]))
         return None
+
+    def _bulk_bytes(self, op: Operation, bulk: tuple[str, str, str]) -> int | None:
+        """A bulk copy's `bulk_size` (a constant), else its destination view's bytes."""
+        defn = self.tracer.values.lookup(bulk[1], op)
+        if isinstance(defn, OpResult) and defn.op.name == "arith.constant":
+            value = next((int(t) for t in defn.op.literals if t.lstrip("-").isdigit()), None)
+            if value is not None:
+                return value
+        return next((b for b in (memdesc_bytes(t) for t in op.types) if b is not None), None)
 
     def _slot_of(self, value: str, at: Operation) -> tuple[tuple, tuple[str, Operation] | None] | None:
         """(barrier slot key, remote view) of an operand that is a barrier (None otherwise); a
@@ -672,15 +697,11 @@ class _Collector:
         if type_text is not None and ("i64" not in type_text or "memdesc" not in type_text):
             return None
         trace = self._trace(value, at)
-        if trace.resolved:
-            return (trace.key, tuple(i.value for i in trace.indices)), None
-        stop = trace.stop_op
-        if stop is not None and stop.name == REMOTE_VIEW and len(stop.operands) > 1:
-            src = self._trace(stop.operands[0], stop)
-            if src.resolved:
-                idx = tuple(i.value for i in src.indices) + tuple(i.value for i in trace.indices)
-                return (src.key, idx), (stop.operands[1], stop)
-        return None
+        if not trace.found:
+            return None
+        # slot indices from the allocation outwards, as the expect's key lists them
+        key = (trace.key, tuple(i.value for i in trace.indices))
+        return key, ((trace.remote.rank, trace.remote.op) if trace.remote is not None else None)
 
     def _deliveries_elsewhere(self, expect: Operation, key: tuple, by_copy: dict[int, TmaCopy]) -> list[TmaCopy]:
         """TMA/CLC ops on the same barrier allocation (any slot) that are not in the window."""

@@ -20,8 +20,16 @@ Role kinds and the operations that show them (the skill's rules):
   drains TMEM (tmem_load) without writing TMEM or reducing: it reads finished accumulators.
   "Epilogue" when it drains TMEM, "Output store" when it only stores.
 
+* Reduce store: `tt.descriptor_reduce`, `ttng.async_tma_reduce`, `tt.atomic_rmw` (a partition
+  that adds its tile into global memory, FA backward's dQ epilogue).
+* CLC scheduler: `ttng.async_clc_try_cancel` / `ttng.clc_try_cancel` (it asks for the next tile;
+  every partition reads the answer, only the scheduler asks).
+* Remote copy: `ttg.async_remote_shmem_copy` / `ttg.async_remote_shmem_store` (it writes a peer
+  CTA's shared memory).
+* A reduction with neither `math.exp2` nor a max is "Reduction" (a row sum), not "Softmax".
+
 Precedence (the first kind found names the role; the others follow after " + "): MMA, TMA loads,
-softmax, accumulator correction, epilogue/store. The order runs from the op that most
+softmax, accumulator correction, epilogue/store, reduce store, remote copy, CLC scheduler. The order runs from the op that most
 identifies a warp group to the one most often merged into others: the tensor-core issuer is
 unique to one partition and decides the pipeline's shape; the TMA producer is the other end of
 every SMEM channel; softmax and correction are the attention-specific compute; stores are what
@@ -29,7 +37,11 @@ AutoWS folds into whichever partition has room ("merge_epi"), so they come last.
 with only terminators is "idle (empty)". A partition with none of the kinds above that loads
 through pointers (`tt.load`, `ttg.async_copy_global_to_local`, i.e. a non-TMA producer, as in
 Hopper lit tests) is "Global loads"; this kind is only a fallback, because compute partitions load
-biases and scales through pointers too. One with ops but none of these is "other".
+biases and scales through pointers too. Two more fallbacks name hand-written helper partitions:
+one that only synchronizes (waits, arrives, fences) is a "Sync relay" ("Cross-CTA sync relay"
+when it arrives on a peer CTA's barrier through `map_to_remote_buffer`), one that touches shared
+memory or TMEM otherwise is "Shared-memory staging" / "TMEM access". A partition with ops but
+none of these (no barrier, no memory) is "other".
 
 Qualifiers say what a role touches, from `loc("name")` names of the values (the op's own
 location name, else the names met tracing the operand back through memdesc views, partition
@@ -59,7 +71,12 @@ class RoleKind(str, Enum):
     SOFTMAX = "softmax"
     CORRECTION = "correction"
     STORE = "store"
+    REDUCE_STORE = "reduce_store"
+    REMOTE_COPY = "remote_copy"
+    CLC = "clc_scheduler"
     GLOBAL_LOAD = "global_load"
+    SYNC = "sync"
+    MEMORY = "memory"
 
 
 PRECEDENCE = (
@@ -68,7 +85,12 @@ PRECEDENCE = (
     RoleKind.SOFTMAX,
     RoleKind.CORRECTION,
     RoleKind.STORE,
+    RoleKind.REDUCE_STORE,
+    RoleKind.REMOTE_COPY,
+    RoleKind.CLC,
     RoleKind.GLOBAL_LOAD,
+    RoleKind.SYNC,
+    RoleKind.MEMORY,
 )
 
 MMA_OPS = frozenset({"tt.dot", "ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"})
@@ -79,6 +101,15 @@ REDUCE_OPS = frozenset({"tt.reduce"})
 SOFTMAX_EXTRA_OPS = frozenset({"math.exp2", "arith.maxnumf", "arith.maximumf", "arith.maxf"})
 STORE_OPS = frozenset({"tt.descriptor_store", "tt.store", "ttng.async_tma_copy_local_to_global"})
 GLOBAL_LOAD_OPS = frozenset({"tt.load", "ttg.async_copy_global_to_local"})
+REDUCE_STORE_OPS = frozenset({"tt.descriptor_reduce", "ttng.async_tma_reduce", "tt.atomic_rmw"})
+REMOTE_COPY_OPS = frozenset({"ttg.async_remote_shmem_copy", "ttg.async_remote_shmem_store"})
+CLC_OPS = frozenset({"ttng.async_clc_try_cancel", "ttng.clc_try_cancel"})
+SYNC_OPS = frozenset({"ttng.wait_barrier", "ttng.arrive_barrier", "ttng.barrier_expect", "ttng.wait_barrier_named",
+                      "ttng.arrive_barrier_named", "ttng.fence_async_shared", "ttng.fence_mbarrier_init_release_cluster",
+                      "ttng.cluster_arrive", "ttng.cluster_wait", "ttng.cluster_barrier", "gpu.barrier",
+                      "ttng.async_tma_store_wait", "ttng.async_tma_store_token_wait"})
+MEMORY_OPS = frozenset({"ttg.local_load", "ttg.local_store", "ttg.local_alloc", "ttng.tmem_load",
+                        "ttng.tmem_store", "ttng.tmem_copy"})
 TMEM_LOAD = "ttng.tmem_load"
 TMEM_STORE = "ttng.tmem_store"
 
@@ -110,6 +141,7 @@ class RoleEvidence:
     key_ops: tuple[tuple[str, int], ...]
     touches: tuple[str, ...]
     drains_tmem: bool = False
+    remote: bool = False  # a sync relay that arrives on a peer CTA's barrier
 
 
 @dataclass(frozen=True)
@@ -144,7 +176,8 @@ def assign_roles(pm: PartitionMap, ir: ParsedIR, scope_ops: list[Operation]) -> 
         elif not evs:
             label = OTHER
         else:
-            label = " + ".join(_label(ev, qualify=ev.kind is RoleKind.TMA_LOAD or shared[(_group(part), ev.kind)] > 1) for ev in evs)
+            label = " + ".join(_label(ev, qualify=ev.kind in _ALWAYS_QUALIFIED or shared[(_group(part), ev.kind)] > 1)
+                               for ev in evs)
         key_ops: Counter[str] = Counter()
         for ev in evs:
             key_ops.update(dict(ev.key_ops))
@@ -157,8 +190,16 @@ _BASE_LABEL = {
     RoleKind.TMA_LOAD: "TMA loads",
     RoleKind.SOFTMAX: "Softmax",
     RoleKind.CORRECTION: "Acc correction",
+    RoleKind.REDUCE_STORE: "Reduce store",
+    RoleKind.REMOTE_COPY: "Remote copy",
+    RoleKind.CLC: "CLC scheduler",
     RoleKind.GLOBAL_LOAD: "Global loads",
+    RoleKind.SYNC: "Sync relay",
 }
+
+
+# What is loaded, or reduced into, is the point of these partitions ("Reduce store (dq)").
+_ALWAYS_QUALIFIED = frozenset({RoleKind.TMA_LOAD, RoleKind.REDUCE_STORE})
 
 
 def _group(part: Partition) -> int:
@@ -168,6 +209,12 @@ def _group(part: Partition) -> int:
 def _label(ev: RoleEvidence, *, qualify: bool) -> str:
     if ev.kind is RoleKind.STORE:
         base = "Epilogue" if ev.drains_tmem else "Output store"
+    elif ev.kind is RoleKind.SOFTMAX and not any(n in SOFTMAX_EXTRA_OPS for n, _ in ev.key_ops):
+        base = "Reduction"
+    elif ev.kind is RoleKind.SYNC and ev.remote:
+        base = "Cross-CTA sync relay"
+    elif ev.kind is RoleKind.MEMORY:
+        base = "TMEM access" if any(n.startswith("ttng.tmem") for n, _ in ev.key_ops) else "Shared-memory staging"
     else:
         base = _BASE_LABEL[ev.kind]
     if qualify and ev.touches:
@@ -223,11 +270,31 @@ def _evidence(body: list[Operation], namer: "_Namer") -> list[RoleEvidence]:
         touched = _unique(namer.value_name(op.operands[0], op) for op in stores if op.name in STORE_OPS and op.operands)
         out.append(RoleEvidence(RoleKind.STORE, counts(stores), touched, drains_tmem=drains))
 
+    for kind, names in ((RoleKind.REDUCE_STORE, REDUCE_STORE_OPS), (RoleKind.REMOTE_COPY, REMOTE_COPY_OPS),
+                        (RoleKind.CLC, CLC_OPS)):
+        found = ops_in(names)
+        if found:
+            touched = _unique(_strip_desc(n) for n in (namer.value_name(op.operands[0], op) for op in found
+                                                       if op.operands and kind is not RoleKind.CLC) if n)
+            out.append(RoleEvidence(kind, counts(found), touched))
+
     if not out:
         plain = ops_in(GLOBAL_LOAD_OPS)
         if plain:
             touched = _unique(namer.value_name(op.operands[0], op) for op in plain if op.operands)
             out.append(RoleEvidence(RoleKind.GLOBAL_LOAD, counts(plain), touched))
+    if not out:
+        # Helper partitions of hand-written kernels: named by the memory they touch, else by
+        # their synchronization (never "other" while they hold barrier or memory ops).
+        memory = ops_in(MEMORY_OPS - {"ttg.local_alloc"})
+        sync = ops_in(SYNC_OPS)
+        if memory:
+            touched = _unique(namer.value_name(op.operands[-1] if op.name.endswith("store") else op.operands[0], op)
+                              for op in memory if op.operands)
+            out.append(RoleEvidence(RoleKind.MEMORY, counts(memory), touched))
+        elif sync:
+            remote = any(namer.is_remote_view(name, op) for op in sync for name in op.operands[:1])
+            out.append(RoleEvidence(RoleKind.SYNC, counts(sync), (), remote=remote))
     out.sort(key=lambda ev: PRECEDENCE.index(ev.kind))
     return out
 
@@ -279,6 +346,10 @@ class _Namer:
         if root_name:
             return root_name
         return next((n for n in (_def_loc(d) for d in chain) if n), None)
+
+    def is_remote_view(self, name: str, at: Operation) -> bool:
+        """Whether `name` is (a view of) a peer CTA's copy (`map_to_remote_buffer`)."""
+        return any(isinstance(d, OpResult) and d.op.name == "ttng.map_to_remote_buffer" for d in self.chain(name, at))
 
     def value_type(self, name: str, at: Operation) -> str | None:
         defn = self.values.lookup(name, at)

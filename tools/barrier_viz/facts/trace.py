@@ -5,6 +5,13 @@ loop iter_args and yields, `scf.while` arguments and `scf.if` results; one wrong
 analysis is wrong. `Tracer.trace` makes every hop explicit and keeps it (`Trace.hops`), records
 the slot indices applied on the way (`Trace.indices`), and never drops a value silently: a chain
 it cannot follow ends with `unresolved` saying where and why.
+
+Remote views are views too: `ttng.map_to_remote_buffer %v, %rank` is `%v` in the CTA `%rank`
+names (cluster shared memory, PTX `mapa`). The tracer follows it to the allocation and records
+the view in `Trace.remote`, so every fact (barrier uses, buffers, expect bytes, the graph) sees
+the same storage the interpreter does (`cluster_sim.h_map_to_remote`) and the CTA it addresses.
+`Trace.resolved` means "this CTA's own allocation" (what per-CTA rules may count as local);
+`Trace.found` also accepts a peer CTA's copy.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ VIEW_OPS = {
     "ttg.memdesc_reshape": "memdesc_reshape",
     "nvws.aref.buffer": "aref_buffer",
 }
+REMOTE_VIEW_OP = "ttng.map_to_remote_buffer"
 _MAX_BRANCH_DEPTH = 64
 
 
@@ -55,6 +63,16 @@ class SlotIndex:
     """A `memdesc_index` applied on the way: the index value and where it was applied."""
 
     value: str
+    line: int
+    op: Operation = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteView:
+    """A `map_to_remote_buffer` on the way: the storage of the CTA whose rank is `rank` (an SSA
+    value, evaluated per CTA by `facts.cluster.RankEvaluator`)."""
+
+    rank: str
     line: int
     op: Operation = field(compare=False, repr=False)
 
@@ -81,10 +99,18 @@ class Trace:
     # TLX storage aliases), and whether an index on the way was not a constant.
     slot_columns: int | None = None
     slot_dynamic: bool = False
+    # The `map_to_remote_buffer` the value goes through (the peer CTA's copy), if any.
+    remote: RemoteView | None = None
+
+    @property
+    def found(self) -> bool:
+        """The allocation is known (in this CTA or, through a remote view, in another)."""
+        return self.unresolved is None and (self.root is not None or self.root_arg is not None)
 
     @property
     def resolved(self) -> bool:
-        return self.unresolved is None and (self.root is not None or self.root_arg is not None)
+        """This CTA's own allocation: found, and not through a remote view."""
+        return self.found and self.remote is None
 
     @property
     def root_name(self) -> str | None:
@@ -126,6 +152,7 @@ class Tracer:
         indices: list[SlotIndex] = []
         column: int | None = None
         slots: list[int | None] = []
+        remote: RemoteView | None = None
         cur_name, cur_at = name, at
         while True:
             key = (id(cur_at.parent_region), cur_name)
@@ -141,8 +168,13 @@ class Tracer:
                 op = defn.op
                 if op.name in ALLOCATION_OPS:
                     hops.append(Hop(cur_name, op.line, "allocation"))
-                    return self._with_slots(Trace(start, op, defn.index, None, tuple(hops), tuple(indices), column),
-                                            slots)
+                    return self._with_slots(Trace(start, op, defn.index, None, tuple(hops), tuple(indices), column,
+                                                  remote=remote), slots)
+                if op.name == REMOTE_VIEW_OP and len(op.operands) > 1:
+                    hops.append(Hop(cur_name, op.line, "remote_view"))
+                    remote = remote or RemoteView(op.operands[1], op.line, op)
+                    cur_name, cur_at = op.operands[0], op
+                    continue
                 via = VIEW_OPS.get(op.name)
                 if via is not None and op.operands:
                     hops.append(Hop(cur_name, op.line, via))
@@ -161,7 +193,7 @@ class Tracer:
                     hops.append(Hop(cur_name, op.line, f"{op.name.split('.')[1]}_result"))
                     return self._join(start, hops, indices, column,
                                       self._loop_result_sources(op, defn.index), depth, seen,
-                                      f"result {defn.index} of {op.name} at line {op.line}", slots)
+                                      f"result {defn.index} of {op.name} at line {op.line}", slots, remote)
                 return Trace(start, None, hops=tuple(hops), indices=tuple(indices), column_offset=column,
                              unresolved=f"{cur_name} comes from {op.name} at line {op.line}, which is not a view",
                              stop_op=op, stop_result=defn.index)
@@ -172,10 +204,11 @@ class Tracer:
             owner = region.parent if region is not None else None
             if owner is None:
                 return Trace(start, None, root_arg=arg, hops=tuple(hops + [Hop(cur_name, arg.line, "argument")]),
-                             indices=tuple(indices), column_offset=column)
+                             indices=tuple(indices), column_offset=column, remote=remote)
             if owner.name in ("tt.func", "func.func", "llvm.func"):
                 hops.append(Hop(cur_name, arg.line, "function_argument"))
-                return Trace(start, None, root_arg=arg, hops=tuple(hops), indices=tuple(indices), column_offset=column)
+                return Trace(start, None, root_arg=arg, hops=tuple(hops), indices=tuple(indices), column_offset=column,
+                             remote=remote)
             if owner.name == "ttg.warp_specialize":
                 if arg.index >= len(owner.operands):
                     return Trace(start, None, hops=tuple(hops), indices=tuple(indices),
@@ -192,7 +225,7 @@ class Tracer:
                              unresolved=f"{cur_name} is the induction variable of {owner.name} at line {owner.line}")
             hops.append(Hop(cur_name, arg.line, "iter_arg" if owner.name == "scf.for" else "loop_argument"))
             return self._join(start, hops, indices, column, sources, depth, seen,
-                              f"{cur_name} (argument of {owner.name} at line {owner.line})", slots)
+                              f"{cur_name} (argument of {owner.name} at line {owner.line})", slots, remote)
 
     def _join(
         self,
@@ -205,9 +238,11 @@ class Tracer:
         seen: frozenset[tuple[int, str]],
         what: str,
         slots: list[int | None] | None = None,
+        remote: RemoteView | None = None,
     ) -> Trace:
         """Trace every value that can flow into a loop-carried or branch value; they must agree
-        on one allocation. Branches that only lead back into the cycle are ignored."""
+        on one allocation (and on one remote view, if any). Branches that only lead back into
+        the cycle are ignored."""
         if depth >= _MAX_BRANCH_DEPTH:
             return Trace(start, None, hops=tuple(hops), indices=tuple(indices), unresolved=f"{what}: too deep")
         found: list[Trace] = []
@@ -223,8 +258,12 @@ class Tracer:
             # region): report it as a cycle so the enclosing join skips it too.
             reason = f"cycle through {what}" if cycles else f"{what}: no source"
             return Trace(start, None, hops=tuple(hops), indices=tuple(indices), unresolved=reason)
-        resolved = [t for t in found if t.resolved]
+        resolved = [t for t in found if t.found]
         keys = {t.key for t in resolved}
+        views = {t.remote for t in resolved}
+        if len(keys) == 1 and len(resolved) == len(found) and len(views) > 1:
+            return Trace(start, None, hops=tuple(hops), indices=tuple(indices),
+                         unresolved=f"{what} is this CTA's copy on one path and a peer CTA's on another")
         if len(keys) == 1 and len(resolved) == len(found):
             first = resolved[0]
             mine = self._with_slots(Trace(start, None), slots) if slots else None
@@ -235,12 +274,12 @@ class Tracer:
                 base = None if dynamic else (base or 0) + (mine.slot_columns or 0)
             return Trace(start, first.root, first.root_result, first.root_arg, tuple(hops) + first.hops,
                          tuple(indices) + first.indices, column if column is not None else first.column_offset,
-                         slot_columns=base, slot_dynamic=dynamic)
+                         slot_columns=base, slot_dynamic=dynamic, remote=remote or first.remote)
         if len(keys) > 1:
             names = ", ".join(sorted({t.root_name or "?" for t in resolved}))
             return Trace(start, None, hops=tuple(hops), indices=tuple(indices),
                          unresolved=f"{what} may be any of {names}")
-        bad = next(t for t in found if not t.resolved)
+        bad = next(t for t in found if not t.found)
         return Trace(start, None, hops=tuple(hops) + bad.hops, indices=tuple(indices) + bad.indices,
                      unresolved=bad.unresolved, stop_op=bad.stop_op, stop_result=bad.stop_result)
 
@@ -279,7 +318,8 @@ class Tracer:
         dynamic = any(x is None for x in slots)
         return Trace(trace.start, trace.root, trace.root_result, trace.root_arg, trace.hops, trace.indices,
                      trace.column_offset, trace.unresolved, trace.stop_op, trace.stop_result,
-                     slot_columns=None if dynamic else sum(x or 0 for x in slots), slot_dynamic=dynamic)
+                     slot_columns=None if dynamic else sum(x or 0 for x in slots), slot_dynamic=dynamic,
+                     remote=trace.remote)
 
     def _loop_result_sources(self, op: Operation, index: int) -> list[tuple[str, Operation]]:
         """Values that can become result `index` of a loop or if."""

@@ -13,7 +13,9 @@ barrier, not only TMA loads:
   cluster gets its own response and its own 16 bytes). TLX's op is lowered to a multicast issued
   by the first CTA (along x) of the cluster only; the upstream op is issued by every CTA;
 * remote copies (`ttg.async_remote_shmem_copy %src, rank %r, %dst barrier %bar`): the bytes of
-  the source land in CTA `r`, on its barrier at `%bar`'s offset.
+  the source land in CTA `r`, on its barrier at `%bar`'s offset;
+* bulk copies (`ttg.async_copy_global_to_local %ptr, %dst bulk_size %n barrier %bar`,
+  `cp.async.bulk ... mbarrier::complete_tx::bytes`): `%n` bytes, as the interpreter counts them.
 
 In Triton's CGA form (`ttg.num-ctas` > 1, one cluster-wide program) the types are the cluster's:
 `cga.py` gives each CTA's share of a copy, the CTA whose copy of the barrier it completes on (a
@@ -53,6 +55,7 @@ REMOTE_COPY = "ttg.async_remote_shmem_copy"
 REMOTE_STORE = "ttg.async_remote_shmem_store"  # `st.async`: a register tensor into the peer's buffer
 REMOTE_COPY_OPS = frozenset({REMOTE_COPY, REMOTE_STORE})
 REMOTE_VIEW = "ttng.map_to_remote_buffer"
+BULK_COPY = "ttg.async_copy_global_to_local"  # with `barrier`: a bulk copy completing bytes on it
 # Ops that use a barrier without completing transaction bytes on it (arrivals, waits, views and
 # the structure that carries values around).
 NO_TX = frozenset({
@@ -230,6 +233,15 @@ def remote_copy_operands(op: Operation) -> tuple[str, str, str] | None:
     of `async_remote_shmem_store %tensor, rank %r, %dst barrier %bar`."""
     pos = op.positional
     return (pos[0], pos[1], pos[-1]) if op.name in REMOTE_COPY_OPS and len(pos) >= 4 else None
+
+
+def bulk_copy_operands(op: Operation) -> tuple[str, str, str] | None:
+    """(destination, size, barrier) of `async_copy_global_to_local %ptr, %dst bulk_size %n
+    barrier %bar`; None for a plain cp.async (no barrier)."""
+    pos = op.positional
+    if op.name != BULK_COPY or "barrier" not in op.keywords or len(pos) < 4:
+        return None
+    return pos[1], pos[2], pos[-1]
 
 
 def remote_copy_bytes(op: Operation) -> int | None:
