@@ -43,7 +43,7 @@ def cluster_races(function: Operation, params, trips: int, deadline=None, adjust
     (within the step bound and `deadline`); when that longer run's end is no verdict, the
     covered prefix's races stand alone.
 
-    Which runs count (`_races_stand`): every access of a run happened on a schedule the hardware
+    Which runs count (`races_stand`): every access of a run happened on a schedule the hardware
     can take, so a race seen before the run stopped is real whether the run then completed, was
     stopped by a bound, or hung. A phase that completes early (an expect that leaves out a
     peer's bytes, a flipped wait that passes on a fresh barrier) lets the reader in before the
@@ -101,13 +101,13 @@ def _race_run(function: Operation, tracked, trips: int, deadline):
     from .schedule import run
 
     result = run(function, tracked, "favorable", stop_trips=trips, deadline=deadline)
-    if result.machine is None or result.machine.hb is None or not _races_stand(result):
+    if result.machine is None or result.machine.hb is None or not races_stand(result):
         return None
     if result.outcome == "covered":
         # The same schedule on to the end (the covered run is its prefix); if what comes after
         # is no verdict (CTAs out of step hang on unequal work), the prefix stands.
         full = run(function, tracked, "favorable", deadline=deadline)
-        if full.machine is not None and full.machine.hb is not None and _races_stand(full):
+        if full.machine is not None and full.machine.hb is not None and races_stand(full):
             result = full
     m = result.machine
     smem = _smem_storages(function)
@@ -155,7 +155,7 @@ def _shorter_launch(function: Operation, tracked, trips: int, deadline, adjust=N
     return []
 
 
-def _races_stand(result) -> bool:
+def races_stand(result) -> bool:
     """Do the races this run observed stand as verdicts (see `cluster_races`)?"""
     if result.outcome in ("completed", "covered", "bound_reached"):
         return True

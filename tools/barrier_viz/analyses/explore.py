@@ -70,7 +70,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
     rests on a trip count assumed in some partitions only, is what `check` states as a limit:
     here too it is no verdict (`not_judged`, with the reason) unless another schedule hangs
     without it."""
-    from .cluster_races import pace_excuse
+    from .cluster_races import pace_excuse, races_stand
     from .cluster_sim import CLC_TRY_OPS
     from .deadlock import _unmodelled
 
@@ -120,7 +120,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
             partitions = [t.name for t in result.machine.threads if t.partition != "main"]
             queue.extend(f"starve:{name}" for name in partitions)
         pace = pace_excuse(result)
-        if result.machine is not None and result.machine.hb is not None:
+        if result.machine is not None and result.machine.hb is not None and races_stand(result):
             before = len(out.races)
             _collect_races(out, result)
             if pace:
@@ -204,7 +204,9 @@ def _state_hash(machine) -> int:
 
 
 def race_findings(races: list[RaceReport]):
-    """Turn happens-before races into findings of the architecture's race kinds."""
+    """Turn happens-before races into findings of the architecture's race kinds: the one place
+    both `check` (`verdicts.run_races`, on its own schedules) and `explore` make them. A race
+    first seen on a schedule `check` does not run (a starved partition, a random one) says so."""
     from .findings import Kind, Severity, finding
 
     out = []
@@ -224,11 +226,13 @@ def race_findings(races: list[RaceReport]):
         else:
             kind = Kind.RACE_MISSING_ACQUIRE
             what = "a write is not ordered after the earlier access to the same slot"
+        beyond = "" if r.policy in POLICIES else (f" Seen on the {r.policy} schedule, beyond the schedules `check` "
+                                                    "runs.")
         out.append(finding(
             kind, Severity.error,
             f"{r.first_op} at line {r.first_line} ({r.first_partition}, {r.first_kind}) and {r.second_op} at line "
             f"{r.second_line} ({r.second_partition}, {r.second_kind}) access {r.storage} columns {r.columns[0]}-{r.columns[1] - 1} "
-            f"with no happens-before order between them: {what}.",
+            f"with no happens-before order between them: {what}.{beyond}",
             lines=[r.first_line, r.second_line], partitions=partitions,
             evidence={"schedule": r.policy, "storage": r.storage, "columns": list(r.columns),
                       "first": {"line": r.first_line, "op": r.first_op, "access": r.first_kind, "partition": r.first_partition},

@@ -37,6 +37,12 @@ _INT_TYPE = re.compile(r"^i(\d+)$")
 _BARRIER_MAKERS = frozenset({"ttng.init_barrier", "nvws.create_token"})
 _NUM_WARPS = re.compile(r"num_warps\s*\(\s*(\d+)\s*\)")
 
+def has_barrier_program(function: Operation) -> bool:
+    """Does `function` initialise an mbarrier (or an NVWS token)? Without one nothing can hang,
+    and only a race-tracking run (`explore`) simulates it."""
+    return any(o.name in _BARRIER_MAKERS for o in function.walk())
+
+
 class SimulationError(Exception):
     """The interpreter met something it cannot model faithfully (reported, never guessed)."""
 
@@ -373,7 +379,7 @@ class Machine:
         why = cluster_sim.unsupported(self.cluster, self.function)
         if why:
             raise SimulationError(why)
-        if not self.params.track_races and not any(o.name in _BARRIER_MAKERS for o in self.function.walk()):
+        if not self.params.track_races and not has_barrier_program(self.function):
             # Nothing can hang without a barrier; races between async agents (explore) still can occur.
             raise SimulationError("no mbarrier is initialised (no init_barrier, no NVWS token): there is no barrier "
                                   "program to run")

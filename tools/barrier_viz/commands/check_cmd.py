@@ -76,10 +76,23 @@ def simulation_runs(sim: dict[str, Any], sep: str = ": ") -> str:
 
 
 def explore_note(simulated: bool) -> str:
-    """What `check` covers and that `explore` looks further: the two can differ by race pairs."""
-    return ("static rules" + (" + the schedules above" if simulated else "")
-            + "; `barrier-viz explore` looks further (starved partitions, random schedules, happens-before "
-              "races) and can add race pairs")
+    """What `check` covers and that `explore` looks further: more schedules, so more race pairs."""
+    return ("static rules" + (" + the schedules above, with happens-before races" if simulated else "")
+            + "; `barrier-viz explore` looks further (starved partitions, random schedules) and can add race pairs")
+
+
+def race_bound_text(bound: dict[str, Any] | None) -> str:
+    """The bound within which `check` looked for happens-before races (`DeadlockAnalysis.race_bound`):
+    `explore` runs these schedules at this launch too, then more."""
+    if not bound:
+        return "not checked (the kernel was not simulated)"
+    if not bound["schedules"]:
+        return "not checked (no schedule ran to a verdict or a bound)"
+    args = bound.get("arg_values") or {}
+    launch = f"integer arguments = {bound['int_args']}" + (
+        f" (argument(s) {', '.join(f'{k}={v}' for k, v in args.items())})" if args else "")
+    return (f"happens-before checked on the schedules {', '.join(bound['schedules'])} at {launch}, each loop "
+            f"to {bound['trips']} trips and every ring wrapped twice; beyond this bound: {bound['beyond']}")
 
 
 def _inputs_summary(result: CheckResult) -> dict[str, Any] | None:
@@ -121,6 +134,7 @@ def render_check_text(doc: CheckDoc) -> None:
             out.append(f"  suggestion: {f.suggestion}")
     if doc.simulation:
         out.append(f"\nsimulation (integer arguments = {doc.simulation['int_args']}): {simulation_runs(doc.simulation)}")
+        out.append(f"races: {race_bound_text(doc.simulation.get('races'))}")
     ip = doc.input_points
     if ip:
         if ip.get("launch"):
