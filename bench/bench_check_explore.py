@@ -46,12 +46,14 @@ def _schedule(f: dict) -> str | None:
 
 
 def _matched(e: dict, check_findings: list[dict]) -> bool:
-    """Does `check` report `explore`'s finding `e`? A race: an error race on (at least) the same
-    lines. A deadlock: an error of a hang kind, or any error on one of its lines (`check` may
-    name the cause: a missing acquire, bytes that never land)."""
+    """Does `check` report `explore`'s finding `e`? A happens-before race: an error race on (at
+    least) the same lines. A deadlock, or a race drawn from one (its witness: a producer that
+    overran its consumer): an error of a hang kind, or any error on one of its lines (`check`
+    may name the cause: a missing acquire, bytes that never land, and attaches its witness to
+    the static finding that names it)."""
     lines = set(e["lines"])
     errors = [c for c in check_findings if c["severity"] == "error"]
-    if e["kind"].startswith("race."):
+    if e["kind"].startswith("race.") and not (e.get("evidence") or {}).get("blocked"):
         return any(c["kind"].startswith("race.") and lines <= set(c["lines"]) for c in errors)
     return any(c["kind"].startswith("deadlock.") or c["outcome"] == "hang" or lines & set(c["lines"]) for c in errors)
 
@@ -88,22 +90,25 @@ def compare(path: Path, unit: str | None = None, timeout: float = 10.0) -> dict:
 
 
 def targets(corpus: Path, evals: Path) -> list[tuple[Path, str | None]]:
-    """(file, unit) pairs: every unit with a function of every corpus file, and every eval case."""
+    """(file, unit) pairs: every corpus file (every unit with a function of a lit file; of a
+    compiler dump log, the unit a user gets by default) and every eval case. Families, GPU
+    kernels and eval cases first: the kernels with a barrier program."""
     from barrier_viz.inputs import open_input
 
     out: list[tuple[Path, str | None]] = []
-    files = sorted(p for sub in ("lit", "real", "gpu", "families") for p in (corpus / sub).rglob("*")
-                   if p.is_file() and p.suffix != ".json" and p.name != "truth.json")
-    for p in files:
-        try:
-            units = open_input(str(p)).units
-        except Exception:  # noqa: BLE001 - unreadable input is the CLI's one-line error, not this script's
-            continue
-        if len(units) == 1:
-            out.append((p, None))
-        else:
-            out += [(p, str(i)) for i, u in enumerate(units) if u.functions]
+    for sub in ("families", "gpu"):
+        out += [(p, None) for p in sorted((corpus / sub).rglob("*")) if p.is_file() and p.suffix in (".ttgir", ".mlir")]
     out += [(c / "input.ttgir.gz", None) for c in sorted(evals.iterdir()) if (c / "input.ttgir.gz").exists()]
+    for sub in ("real", "lit"):
+        for p in sorted(p for p in (corpus / sub).rglob("*") if p.is_file() and p.suffix != ".json"):
+            try:
+                units = open_input(str(p)).units
+            except Exception:  # noqa: BLE001 - unreadable input is the CLI's one-line error, not this script's
+                continue
+            if len(units) == 1 or ".txt" in p.suffixes:
+                out.append((p, None))  # a dump log: its default unit
+            else:
+                out += [(p, str(i)) for i, u in enumerate(units) if u.functions]
     return out
 
 
@@ -128,6 +133,8 @@ def main() -> None:
             rows[key] = {"skipped": f"{type(exc).__name__}: {str(exc)[:200]}"}
             continue
         r = rows[key]
+        if args.save and len(rows) % 25 == 0:
+            args.save.write_text(json.dumps(rows, indent=1, sort_keys=True))  # a partial run still reports
         for m in r["missed"]:
             print(f"MISSED {key}: {m['kind']} lines {m['lines']} ({m['schedule']})", flush=True)
         for s in r["severity_breaks"]:

@@ -101,3 +101,34 @@ def test_a_correct_kernel_gets_no_race_from_the_runs():
         assert doc["simulation"]["races"]["schedules"]
         assert not [f for f in doc["findings"] if f["severity"] == "error"], path.name
         assert info_with_a_severe_outcome(doc["findings"]) == []
+
+
+# -- a CI-sized sample of the corpus and the eval cases (bench/bench_check_explore.py runs them all) ---
+from corpus_units import CORPUS  # noqa: E402
+
+CASES = Path(__file__).resolve().parents[1] / "evals" / "cases"
+# Dropped waits (the issue's racy hand-written kernels in their compiled form: a read no wait
+# orders, a refill no release orders), a flipped parity, and unmodified kernels of each family.
+SAMPLE_CASES = ("gpu-h200.gemm_persistent.drop_wait_data_L233", "gpu-h200.gemm_persistent.drop_wait_release_L157",
+                "fbtriton-metaws.gemm_tile_v0.sm90.drop_wait_data_L96", "gpu-h200.gluon-gemm_2c.flip_parity_data_L51")
+SAMPLE_CORPUS = ("families/gluon", "families/tlx", "gpu/gemm_ws_sm90_stages4")
+
+
+def _sample() -> list[Path]:
+    out = [CASES / c / "input.ttgir.gz" for c in SAMPLE_CASES]
+    for sub in SAMPLE_CORPUS:
+        files = sorted((CORPUS / sub).rglob("*.ttgir")) if (CORPUS / sub).is_dir() else []
+        out += files[:1]
+    return out
+
+
+@pytest.mark.parametrize("path", _sample(), ids=lambda p: p.parent.name if p.name == "input.ttgir.gz" else p.name)
+def test_explore_never_finds_an_error_race_or_deadlock_check_misses(path):
+    """Issue 22's acceptance on a sample: every error race or deadlock `explore --timeout 10`
+    reports is an error of `check` too, unless it was seen only beyond `check`'s stated bound;
+    and no finding of `check` is an info whose outcome is a hang or wrong results."""
+    got = compare(path, timeout=10)
+    assert got["missed"] == [], got["missed"]
+    assert got["severity_breaks"] == []
+    if got["beyond"]:
+        assert got["bound_stated"]

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..analyses.deadlock import _classify
 from ..analyses.explore import ExploreResult, explore, race_findings
 from ..analyses.findings import Finding
+from ..analyses.schedule import POLICIES
 from ..analysis import Analysis
 from ..render.console import print_lines
 from ..schemas import InputRef
@@ -52,6 +53,9 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         # Same verdict rules as `check`: a hang only a runaway producer (or consumer) can cause
         # is reported as the race that allows it.
         findings += _classify(res.deadlock, analysis.arrivers, adversarial_only=friendly_ok, gated=analysis.arrival_gated)
+        if res.deadlock.policy not in POLICIES:  # the bound `check` states: its schedules, not this one
+            for f in findings:
+                f.message += f" Seen on the {res.deadlock.policy} schedule, beyond the schedules `check` runs."
         if not any(f.kind.startswith("deadlock.") for f in findings):
             result = "race"
     findings += _paced(race_findings(res.races), res.paced)
