@@ -919,19 +919,29 @@ def _region(ref: Ref):
     from .hb import Region
 
     alloc = ref.alloc
-    bid = alloc.attr("buffer.id") if alloc.name == "ttng.tmem_alloc" else None
-    if isinstance(bid, int) and not isinstance(bid, bool):
-        storage: tuple = ("tmem", bid)
-    else:
-        name = alloc.results[0] if alloc.results else alloc.name
-        storage = ("alloc", f"{name}@{alloc.line}", ref.instance)
+    cached = _ALLOC_PLACES.get(id(alloc))
+    if cached is None or cached[0] is not alloc:
+        cached = _ALLOC_PLACES[id(alloc)] = (alloc, *_alloc_place(alloc))
+    _, tmem, base, last = cached
+    storage: tuple = tmem or ("alloc", f"{alloc.results[0] if alloc.results else alloc.name}@{alloc.line}", ref.instance)
     if ref.cta:
         storage += (f"cta{ref.cta}",)  # each CTA of a cluster has its own shared and tensor memory
-    offset = alloc.attr("buffer.offset")
-    base = offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
-    width = ref.width or _last_dim(alloc.result_types[0] if alloc.result_types else None) or 1
+    width = ref.width or last or 1
     lo = base + ref.col
     return Region(storage, ref.indices, lo, lo + width)
+
+
+def _alloc_place(alloc: Operation) -> tuple:
+    """Where an allocation's accesses land, per allocation (every access of a race-tracking run
+    asks): its TMEM storage id (shared by a `buffer.id`), column offset and last dimension."""
+    bid = alloc.attr("buffer.id") if alloc.name == "ttng.tmem_alloc" else None
+    tmem = ("tmem", bid) if isinstance(bid, int) and not isinstance(bid, bool) else None
+    offset = alloc.attr("buffer.offset")
+    base = offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
+    return tmem, base, _last_dim(alloc.result_types[0] if alloc.result_types else None)
+
+
+_ALLOC_PLACES: dict[int, tuple] = {}
 
 
 def _last_dim(type_: str | None) -> int | None:
