@@ -137,6 +137,22 @@ def _tmem_pairs_inside_one_cta(m: "Machine", function: Operation) -> set[frozens
     return {_pair(r) for r in m.hb.races if on_tmem(r.first.region.storage) and not _crosses(m, r)}
 
 
+APPROXIMATE_TMEM = ("the run places tensor memory inside one CTA of a cluster by column only, approximately (a view "
+                    "reinterpreted to another shape, as a two-CTA MMA's 64-row operand or accumulator)")
+
+
+def approximate_races(result) -> dict[tuple[int, int], str]:
+    """The races of a cluster run that are no verdict (`check`'s runs and `explore` alike):
+    races on tensor memory inside one CTA, and their copies in the peer's TMEM
+    (`_tmem_pairs_inside_one_cta`), placed by column only approximately. Keyed by the pair of
+    lines, with why."""
+    m = result.machine
+    if m is None or m.hb is None or m.cluster.size <= 1:
+        return {}
+    inside = _tmem_pairs_inside_one_cta(m, m.function)
+    return {(r.first.op.line, r.second.op.line): APPROXIMATE_TMEM for r in m.hb.races if _pair(r) in inside}
+
+
 def _shorter_launch(function: Operation, tracked, trips: int, deadline, adjust=None) -> list:
     """After a race run that hung: the run at the smallest launch below it (every argument at
     one of `INT_ARG_CANDIDATES`, moved by `adjust` to one the kernel admits: whole tiles) that

@@ -50,7 +50,8 @@ class ExploreResult:
     runs: list[RunResult] = field(default_factory=list)
     deadlock: RunResult | None = None
     races: list[RaceReport] = field(default_factory=list)
-    # races first seen on a schedule that only the CTA groups' pace forbids (cluster_races.pace_excuse)
+    # races that are no verdict, with why: first seen on a schedule that only the CTA groups' pace
+    # forbids (cluster_races.pace_excuse), or placed only approximately (cluster_races.approximate_races)
     paced: dict[tuple[int, int], str] = field(default_factory=dict)
     states: int = 0
     seconds: float = 0.0
@@ -70,7 +71,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
     rests on a trip count assumed in some partitions only, is what `check` states as a limit:
     here too it is no verdict (`not_judged`, with the reason) unless another schedule hangs
     without it."""
-    from .cluster_races import pace_excuse, races_stand
+    from .cluster_races import approximate_races, pace_excuse, races_stand
     from .cluster_sim import CLC_TRY_OPS
     from .deadlock import _unmodelled
 
@@ -125,6 +126,9 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
             _collect_races(out, result)
             if pace:
                 out.paced.update({(r.first_line, r.second_line): pace for r in out.races[before:]})
+            approx = approximate_races(result)
+            out.paced.update({(r.first_line, r.second_line): approx[(r.first_line, r.second_line)]
+                              for r in out.races[before:] if (r.first_line, r.second_line) in approx})
         if result.deadlocked and out.deadlock is None:
             why = _unmodelled(result) or pace
             if why:
@@ -201,6 +205,22 @@ def _state_hash(machine) -> int:
                     for t in machine.threads)
     slots = tuple((s.parity, s.pending, s.tx) for s in machine.slots.values())
     return hash((threads, slots))
+
+
+def not_judged(found: list, why: dict[tuple[int, int], str]) -> list:
+    """Race findings whose pair of lines `why` names (a schedule only the CTA groups' pace
+    forbids, TMEM placed only approximately): warnings that say so, never verdicts; `check`
+    (`verdicts.run_races`) and `explore` alike."""
+    from .findings import Severity
+
+    for f in found:
+        reason = why.get(tuple(f.lines[:2])) or why.get(tuple(reversed(f.lines[:2])))
+        if reason and f.severity == Severity.error:
+            f.severity = Severity.warning
+            f.message = f"Possible, not judged: {f.message} Seen only where {reason}"
+            f.evidence["not_judged"] = reason
+            f.settle_outcome()
+    return found
 
 
 def race_findings(races: list[RaceReport]):

@@ -107,15 +107,19 @@ def run_races(dyn: DeadlockAnalysis) -> list[Finding]:
     (`explore.race_findings`). A run's races count when its end is a verdict or a bound
     (`cluster_races.races_stand`: not an unmodelled op, not a hang that is a stated limit); in
     Triton's CGA form a CLC response reused across CTA groups is a warning
-    (`cluster_races.cga_pace_findings`), as in `explore`."""
-    from .cluster_races import cga_pace_findings, races_stand
-    from .explore import race_findings, races_of
+    (`cluster_races.cga_pace_findings`), and so is a race on TMEM inside one CTA of a cluster
+    (`cluster_races.approximate_races`: placed by column only approximately), as in `explore`."""
+    from .cluster_races import approximate_races, cga_pace_findings, races_stand
+    from .explore import not_judged, race_findings, races_of
 
     standing = [r for r in dyn.runs if r.machine is not None and r.machine.hb is not None and races_stand(r)]
     found = race_findings(races_of(standing))
     if found and any(r.machine.cga is not None for r in standing):
         found = cga_pace_findings(standing, found)
-    return found
+    approximate: dict[tuple[int, int], str] = {}
+    for r in standing:
+        approximate.update(approximate_races(r))
+    return not_judged(found, approximate)
 
 
 def _reported(found: list[Finding], race: Finding) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..analyses.deadlock import _classify
-from ..analyses.explore import ExploreResult, explore, race_findings
+from ..analyses.explore import ExploreResult, explore, not_judged, race_findings
 from ..analyses.findings import Finding
 from ..analyses.schedule import POLICIES
 from ..analysis import Analysis
@@ -58,7 +58,7 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
                 f.message += f" Seen on the {res.deadlock.policy} schedule, beyond the schedules `check` runs."
         if not any(f.kind.startswith("deadlock.") for f in findings):
             result = "race"
-    findings += _paced(race_findings(res.races), res.paced)
+    findings += not_judged(race_findings(res.races), res.paced)
     if findings:
         from ..analyses.verdicts import demote_unresolved
 
@@ -77,21 +77,6 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         loops=explored_loops(sel.function, res),
         warnings=warnings or [],
     )
-
-
-def _paced(found: list[Finding], paced: dict[tuple[int, int], str]) -> list[Finding]:
-    """Race findings first seen on a schedule only the CTA groups' pace forbids: warnings that
-    say so (as `check`'s cross-CTA race check does for the reuse itself)."""
-    from ..analyses.findings import Severity
-
-    for f in found:
-        why = paced.get(tuple(f.lines[:2])) or paced.get(tuple(reversed(f.lines[:2])))
-        if why and f.severity == Severity.error:
-            f.severity = Severity.warning
-            f.message = f"Possible, not judged: {f.message} Seen only where {why}"
-            f.evidence["not_judged"] = why
-            f.settle_outcome()
-    return found
 
 
 _BARRIER_OPS = ("ttng.wait_barrier", "ttng.arrive_barrier", "ttng.barrier_expect", "ttng.tc_gen5_commit",
