@@ -89,8 +89,12 @@ def race_bound_text(bound: dict[str, Any] | None) -> str:
     if not bound["schedules"]:
         return "not checked (no schedule ran to a verdict or a bound)"
     args = bound.get("arg_values") or {}
+    by_value: dict[int, list[str]] = {}
+    for k, v in args.items():
+        by_value.setdefault(v, []).append(str(k))
     launch = f"integer arguments = {bound['int_args']}" + (
-        f" (argument(s) {', '.join(f'{k}={v}' for k, v in args.items())})" if args else "")
+        " (" + "; ".join(f"{len(ks)} at {v}" if len(ks) > 4 else f"argument(s) {', '.join(ks)} = {v}"
+                         for v, ks in sorted(by_value.items())) + ")" if args else "")
     return (f"happens-before checked on the schedules {', '.join(bound['schedules'])} at {launch}, each loop "
             f"to {bound['trips']} trips and every ring wrapped twice; beyond this bound: {bound['beyond']}")
 
