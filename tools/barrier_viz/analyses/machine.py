@@ -832,6 +832,10 @@ def _h_mma(m: Machine, op: Operation, env, who, it):
     # lowering waits for it; its token orders the accumulator's next use): its accesses are
     # the issuing thread's, in program order.
     actor = agent if items or "is_async" in op.attributes or agent is None else who
+    if actor == who and agent is not None:
+        # Waiting for it waits for every tcgen05 op issued before it (issue order): a `tmem_copy`
+        # into the accumulator it then reads (Gluon's matmul_accumulate) is ordered.
+        m.hb.join_threads(who, [agent])
     if len(pos) > 2:
         use_d = env.get(pos[pred_at - 1]) if len(pos) > pred_at - 1 else None
         for cta in ctas:  # a paired MMA reads both CTAs' operand halves and writes both accumulators

@@ -109,7 +109,7 @@ def run_races(dyn: DeadlockAnalysis) -> list[Finding]:
     Triton's CGA form a CLC response reused across CTA groups is a warning
     (`cluster_races.cga_pace_findings`), and so is a race on TMEM inside one CTA of a cluster
     (`cluster_races.approximate_races`: placed by column only approximately), as in `explore`."""
-    from .cluster_races import approximate_races, cga_pace_findings, races_stand
+    from .cluster_races import approximate_races, cga_pace_findings, pace_excuse, races_stand
     from .explore import not_judged, race_findings, races_of
 
     standing = [r for r in dyn.runs if r.machine is not None and r.machine.hb is not None and races_stand(r)]
@@ -117,9 +117,17 @@ def run_races(dyn: DeadlockAnalysis) -> list[Finding]:
     if found and any(r.machine.cga is not None for r in standing):
         found = cga_pace_findings(standing, found)
     approximate: dict[tuple[int, int], str] = {}
+    paced: dict[tuple[int, int], str] = {}
+    judged: set[tuple[int, int]] = set()
     for r in standing:
         approximate.update(approximate_races(r))
-    return not_judged(found, approximate)
+        pace = pace_excuse(r)  # a schedule only the CTA groups' pace forbids: its races are no verdict
+        pairs = {(race.first.op.line, race.second.op.line) for race in r.machine.hb.races}
+        if pace:
+            paced.update({p: pace for p in pairs})
+        else:
+            judged |= pairs
+    return not_judged(found, {**{p: why for p, why in paced.items() if p not in judged}, **approximate})
 
 
 def _reported(found: list[Finding], race: Finding) -> bool:
