@@ -40,6 +40,8 @@ class RaceReport:
     storage: str
     columns: tuple[int, int]
     policy: str
+    tmem: bool = False  # in tensor memory
+    aliased: bool = False  # two views of different extent, or TMEM reinterpreted / packed: placed approximately
 
 
 @dataclass
@@ -173,11 +175,54 @@ def _collect_races(out: ExploreResult, result: RunResult) -> None:
         if key in known or (b.op.line, a.op.line) in known:
             continue
         known.add(key)
+        tmem = _in_tmem(a.region.storage, machine)
         out.races.append(RaceReport(
             first_line=a.op.line, first_op=a.op.name, first_kind=a.kind, first_partition=_who(a.thread, names, machine),
             second_line=b.op.line, second_op=b.op.name, second_kind=b.kind, second_partition=_who(b.thread, names, machine),
             storage=_storage_name(a.region.storage, machine), columns=(max(a.region.lo, b.region.lo), min(a.region.hi, b.region.hi)),
-            policy=result.policy))
+            policy=result.policy, tmem=tmem,
+            aliased=tmem and ((a.region.lo, a.region.hi) != (b.region.lo, b.region.hi)
+                              or _aliased_tmem(a.region.storage, machine))))
+
+
+def _in_tmem(storage: tuple, machine) -> bool:
+    if storage[:1] == ("tmem",):
+        return True
+    return len(storage) > 1 and storage[0] == "alloc" and any(
+        op.name == "ttng.tmem_alloc" and op.results and f"{op.results[0]}@{op.line}" == storage[1]
+        for op in machine.function.walk())
+
+
+def _aliased_tmem(storage: tuple, machine) -> bool:
+    """Is this tensor memory seen through several views: allocations packed under one
+    `buffer.id`, or an allocation reinterpreted to another shape or element type
+    (`memdesc_reinterpret`: TLX `storage_alias_spec`, Gluon `_reinterpret`)?"""
+    ops = list(machine.function.walk())
+    if storage[:1] == ("tmem",):
+        return sum(1 for op in ops if op.name == "ttng.tmem_alloc" and op.attr("buffer.id") == storage[1]) > 1
+    if len(storage) < 2 or storage[0] != "alloc" or not _in_tmem(storage, machine):
+        return False
+    name = storage[1].rsplit("@", 1)[0]
+    return any(op.name == "ttg.memdesc_reinterpret" and op.operands[:1] == [name] for op in ops)
+
+
+TMEM_APPROXIMATE = ("the run places tensor memory seen through several views (reinterpreted to another shape or "
+                    "element type, or packed under one buffer.id) by column only, approximately, and the coverage "
+                    "table (exact column extents) finds no unordered overwrite there")
+
+
+def tmem_not_judged(found: list, static: list) -> list:
+    """A run's race on tensor memory several views share is a verdict only where the coverage rule, which places
+    every view by its exact column extent, also finds an unordered overwrite on one of its lines
+    (`race.packed_tmem_overwrite` error); otherwise a warning that says why (`check` and
+    `explore` alike). The run's placement of a reinterpreted view (TLX `storage_alias_spec`, an
+    f16 P over an f32 QK) or of packed scalar columns is approximate."""
+    from .findings import Kind, Severity
+
+    confirmed = [s for s in static if s.kind == Kind.RACE_PACKED_TMEM_OVERWRITE.value and s.severity is Severity.error]
+    return not_judged(found, {tuple(f.lines[:2]): TMEM_APPROXIMATE for f in found
+                              if f.evidence.get("aliased")
+                              and not any(set(f.lines) & set(s.lines) for s in confirmed)})
 
 
 def _who(thread: int, names: dict[int, str], machine) -> str:
@@ -255,6 +300,7 @@ def race_findings(races: list[RaceReport]):
             f"with no happens-before order between them: {what}.{beyond}",
             lines=[r.first_line, r.second_line], partitions=partitions,
             evidence={"schedule": r.policy, "storage": r.storage, "columns": list(r.columns),
+                      "memory": "tmem" if r.tmem else "smem", "aliased": r.aliased,
                       "first": {"line": r.first_line, "op": r.first_op, "access": r.first_kind, "partition": r.first_partition},
                       "second": {"line": r.second_line, "op": r.second_op, "access": r.second_kind, "partition": r.second_partition}},
             suggestion="Add the barrier (wait on the consumer's release, or on the producer's completion) that orders these accesses."))

@@ -8,6 +8,7 @@ from .coverage import coverage_findings
 from .deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
 from .descriptor_reuse import tensormap_rewrites
 from .explanations import explanation_findings
+from .explore import tmem_not_judged
 from .findings import Finding, Kind, Severity
 from .input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, model_of,
                            name_input, simulate_launch)
@@ -55,7 +56,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 continue
             found.append(f)
         if dyn.simulated:
-            for f in run_races(dyn):
+            for f in tmem_not_judged(run_races(dyn), found):
                 if not _reported(found, f):
                     found.append(f)
                     run_races_found.append(f)

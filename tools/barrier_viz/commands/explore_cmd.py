@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..analyses.deadlock import _classify
-from ..analyses.explore import ExploreResult, explore, not_judged, race_findings
+from ..analyses.explore import ExploreResult, explore, not_judged, race_findings, tmem_not_judged
 from ..analyses.findings import Finding
 from ..analyses.schedule import POLICIES
 from ..analysis import Analysis
@@ -58,7 +58,12 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
                 f.message += f" Seen on the {res.deadlock.policy} schedule, beyond the schedules `check` runs."
         if not any(f.kind.startswith("deadlock.") for f in findings):
             result = "race"
-    findings += not_judged(race_findings(res.races), res.paced)
+    races = not_judged(race_findings(res.races), res.paced)
+    if races:
+        from ..analyses.coverage import coverage_findings
+
+        races = tmem_not_judged(races, coverage_findings(Analysis(sel)))  # as `check` judges them
+    findings += races
     if findings:
         from ..analyses.verdicts import demote_unresolved
 
