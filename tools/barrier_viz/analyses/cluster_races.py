@@ -35,8 +35,8 @@ def cluster_races(function: Operation, params, trips: int, deadline=None, adjust
     another CTA than the other, or touches another CTA's memory); races inside one CTA on shared
     memory where one side is a cluster op (`_cluster_op_in_smem`: a paired MMA reading the
     tiles its CTA's own loads fill, ordered only through the leader's barriers); races on a CLC
-    response (`_on_clc_response`). Other races inside one CTA stay with the static rules, as
-    for single-CTA kernels.
+    response (`_on_clc_response`). Other races inside one CTA come from `check`'s own schedules
+    (`verdicts.run_races`), as for single-CTA kernels.
 
     A run stopped at `trips` (the coverage the deadlock runs ask for) goes on to the end once
     more: a read after the last tile (an epilogue's MMA) is made only by a run that finishes
