@@ -87,8 +87,8 @@ def test_check_states_the_bound_it_explored(tmp_path):
     lies beyond (explore's starved and random schedules)."""
     path = _packed_without_back_edges(tmp_path)
     text = " ".join(run_cli("check", str(path)).stdout.split())  # the console wraps long lines
-    assert "races: happens-before checked on the schedules favorable, in_order, reverse, round_robin" in text
-    assert "beyond this bound: starved partitions and random schedules: `barrier-viz explore`" in text
+    assert "races: happens-before on favorable, in_order, reverse, round_robin at this launch" in text
+    assert "beyond: `barrier-viz explore` (starved, random schedules)" in text
     bound = json.loads(run_cli("check", str(path), "--format", "json").stdout)["simulation"]["races"]
     assert bound["trips"] == 2 and bound["int_args"] > 1 and "explore" in bound["beyond"]
 

@@ -72,7 +72,7 @@ class DeadlockAnalysis:
         return {"schedules": [r.policy for r in self.runs if r.machine is not None and r.machine.hb is not None
                               and races_stand(r)],
                 "int_args": self.params.int_args, "arg_values": dict(self.params.arg_values),
-                "trips": self.trips, "beyond": "starved partitions and random schedules: `barrier-viz explore`"}
+                "trips": self.trips, "beyond": "`barrier-viz explore` (starved, random schedules)"}
 
 
 def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: Params | None = None,

@@ -77,26 +77,19 @@ def simulation_runs(sim: dict[str, Any], sep: str = ": ") -> str:
 
 def explore_note(simulated: bool) -> str:
     """What `check` covers and that `explore` looks further: more schedules, so more race pairs."""
-    return ("static rules" + (" + the schedules above, with happens-before races" if simulated else "")
-            + "; `barrier-viz explore` looks further (starved partitions, random schedules) and can add race pairs")
+    return ("static rules" + (" + the schedules above, with their races" if simulated else "")
+            + "; `barrier-viz explore` looks further and can add race pairs")
 
 
 def race_bound_text(bound: dict[str, Any] | None) -> str:
-    """The bound within which `check` looked for happens-before races (`DeadlockAnalysis.race_bound`):
-    `explore` runs these schedules at this launch too, then more."""
+    """The bound within which `check` looked for happens-before races (`DeadlockAnalysis.race_bound`;
+    the JSON has the launch's every argument): `explore` runs these schedules at this launch too, then more."""
     if not bound:
         return "not checked (the kernel was not simulated)"
     if not bound["schedules"]:
         return "not checked (no schedule ran to a verdict or a bound)"
-    args = bound.get("arg_values") or {}
-    by_value: dict[int, list[str]] = {}
-    for k, v in args.items():
-        by_value.setdefault(v, []).append(str(k))
-    launch = f"integer arguments = {bound['int_args']}" + (
-        " (" + "; ".join(f"{len(ks)} at {v}" if len(ks) > 4 else f"argument(s) {', '.join(ks)} = {v}"
-                         for v, ks in sorted(by_value.items())) + ")" if args else "")
-    return (f"happens-before checked on the schedules {', '.join(bound['schedules'])} at {launch}, each loop "
-            f"to {bound['trips']} trips and every ring wrapped twice; beyond this bound: {bound['beyond']}")
+    return (f"happens-before on {', '.join(bound['schedules'])} at this launch, loops to {bound['trips']} trips; "
+            f"beyond: {bound['beyond']}")
 
 
 def _inputs_summary(result: CheckResult) -> dict[str, Any] | None:
