@@ -41,7 +41,7 @@ class RaceReport:
     columns: tuple[int, int]
     policy: str
     tmem: bool = False  # in tensor memory
-    aliased: bool = False  # two views of different extent, or TMEM reinterpreted / packed: placed approximately
+    aliased: bool = False  # inside one CTA, two TMEM views of different extent, reinterpreted or packed: placed approximately
 
 
 @dataclass
@@ -166,6 +166,8 @@ def races_of(runs: list[RunResult]) -> list[RaceReport]:
 
 
 def _collect_races(out: ExploreResult, result: RunResult) -> None:
+    from .cluster_races import _crosses  # a race across CTAs is the cluster check's, judged exactly there
+
     machine = result.machine
     names = {t.index: t.name for t in machine.threads}
     known = {(r.first_line, r.second_line) for r in out.races}
@@ -181,8 +183,8 @@ def _collect_races(out: ExploreResult, result: RunResult) -> None:
             second_line=b.op.line, second_op=b.op.name, second_kind=b.kind, second_partition=_who(b.thread, names, machine),
             storage=_storage_name(a.region.storage, machine), columns=(max(a.region.lo, b.region.lo), min(a.region.hi, b.region.hi)),
             policy=result.policy, tmem=tmem,
-            aliased=tmem and ((a.region.lo, a.region.hi) != (b.region.lo, b.region.hi)
-                              or _aliased_tmem(a.region.storage, machine))))
+            aliased=tmem and not _crosses(machine, race) and ((a.region.lo, a.region.hi) != (b.region.lo, b.region.hi)
+                                                             or _aliased_tmem(a.region.storage, machine))))
 
 
 def _in_tmem(storage: tuple, machine) -> bool:
