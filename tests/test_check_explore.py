@@ -83,12 +83,13 @@ def test_check_reports_every_race_explore_sees_on_its_schedules(tmp_path, make):
 
 
 def test_check_states_the_bound_it_explored(tmp_path):
-    """Text and JSON both say on which schedules and at which launch races were checked, and what
-    lies beyond (explore's starved and random schedules)."""
+    """Text and JSON both say on which schedules and at which launch races were checked (the text:
+    the schedules it lists, at the launch it names), and the JSON what lies beyond (explore's
+    starved and random schedules)."""
     path = _packed_without_back_edges(tmp_path)
     text = " ".join(run_cli("check", str(path)).stdout.split())  # the console wraps long lines
-    assert "races: happens-before on favorable, in_order, reverse, round_robin at this launch" in text
-    assert "beyond: `barrier-viz explore` (starved, random schedules)" in text
+    assert "favorable: covered, in_order: covered, reverse: covered, round_robin: covered" in text
+    assert "static rules + the schedules above, with their happens-before races" in text
     bound = json.loads(run_cli("check", str(path), "--format", "json").stdout)["simulation"]["races"]
     assert bound["trips"] == 2 and bound["int_args"] > 1 and "explore" in bound["beyond"]
 

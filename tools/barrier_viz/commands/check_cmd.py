@@ -77,7 +77,7 @@ def simulation_runs(sim: dict[str, Any], sep: str = ": ") -> str:
 
 def explore_note(simulated: bool) -> str:
     """What `check` covers and that `explore` looks further: more schedules, so more race pairs."""
-    return ("static rules" + (" + the schedules above, with their races" if simulated else "")
+    return ("static rules" + (" + the schedules above, with their happens-before races" if simulated else "")
             + "; `barrier-viz explore` looks further and can add race pairs")
 
 
@@ -88,8 +88,7 @@ def race_bound_text(bound: dict[str, Any] | None) -> str:
         return "not checked (the kernel was not simulated)"
     if not bound["schedules"]:
         return "not checked (no schedule ran to a verdict or a bound)"
-    return (f"happens-before on {', '.join(bound['schedules'])} at this launch, loops to {bound['trips']} trips; "
-            f"beyond: {bound['beyond']}")
+    return f"happens-before on {', '.join(bound['schedules'])} only (the others ran to a limit); beyond: {bound['beyond']}"
 
 
 def _inputs_summary(result: CheckResult) -> dict[str, Any] | None:
@@ -131,7 +130,10 @@ def render_check_text(doc: CheckDoc) -> None:
             out.append(f"  suggestion: {f.suggestion}")
     if doc.simulation:
         out.append(f"\nsimulation (integer arguments = {doc.simulation['int_args']}): {simulation_runs(doc.simulation)}")
-        out.append(f"races: {race_bound_text(doc.simulation.get('races'))}")
+        bound = doc.simulation.get("races")
+        ran = [r["policy"] for r in doc.simulation.get("runs") or [] if r["policy"] != "favorable:else"]
+        if not bound or bound["schedules"] != ran:  # otherwise the note says it: the schedules above
+            out.append(f"races: {race_bound_text(bound)}")
     ip = doc.input_points
     if ip:
         if ip.get("launch"):
