@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from barrier_viz.analyses.cluster_races import _races_stand, cluster_races
+from barrier_viz.analyses.cluster_races import races_stand, cluster_races
 from barrier_viz.analyses.machine import Params
 from barrier_viz.analyses.schedule import RunResult, run
 from barrier_viz.ir.parse import parse_ir
@@ -163,10 +163,10 @@ def test_a_clc_consumer_waiting_for_the_answer_is_clean(tmp_path: Path) -> None:
 def test_races_of_a_run_the_model_could_not_follow_are_not_kept() -> None:
     """A run the interpreter could not run faithfully (`not_simulated`) says nothing about the
     order of what came before: its races are dropped; a completed, bounded or hung run's stand."""
-    assert not _races_stand(RunResult("not_simulated", "favorable", 0, None, reason="x"))
-    assert not _races_stand(RunResult("limit", "favorable", 0, None))
+    assert not races_stand(RunResult("not_simulated", "favorable", 0, None, reason="x"))
+    assert not races_stand(RunResult("limit", "favorable", 0, None))
     for outcome in ("completed", "covered", "bound_reached"):
-        assert _races_stand(RunResult(outcome, "favorable", 0, None))
+        assert races_stand(RunResult(outcome, "favorable", 0, None))
 
 
 def test_a_single_cta_kernel_without_clc_gets_no_run_race_verdicts() -> None:

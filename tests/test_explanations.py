@@ -46,13 +46,39 @@ def test_an_unpaired_arrive_whose_reuse_another_wait_orders_is_harmless(tmp_path
     assert "Harmless: another wait orders the reuse" in unpaired[0]["message"] and "%acc_empty" in unpaired[0]["message"]
 
 
-def test_the_mirror_image_with_that_wait_dropped_is_not_harmless(tmp_path):
+def test_the_mirror_image_with_that_wait_dropped_is_a_race(tmp_path):
+    """Issue 22: an unpaired arrive that was the only guard is what it causes, a race (the MMA's
+    overwrite of the accumulator the epilogue still reads), never an info. Statically it is a
+    warning; `check`'s runs show the two accesses unordered, which makes it an error."""
     text = _with_spare(BASE, SPARE_ARRIVE)
     acquire = _ops(text, "ttng.wait_barrier", "partition0")[0]  # the MMA's wait for the accumulator's release
     found = _check(tmp_path, _replace_line(text, acquire.line, []))
-    spare = [f for f in found if f["kind"] == "arrive.unpaired" and f["barrier"].startswith("%spare")]
-    assert len(spare) == 1 and spare[0]["outcome"] == "wrong results"
-    assert "Not harmless: nothing orders partition0's write" in spare[0]["message"]
+    assert not [f for f in found if f["kind"] == "arrive.unpaired" and f["barrier"].startswith("%spare")]
+    spare = [f for f in found if (f.get("barrier") or "").startswith("%spare")]
+    assert len(spare) == 1 and spare[0]["kind"] == "race.missing_acquire" and spare[0]["severity"] == "warning"
+    assert spare[0]["outcome"] == "wrong results" and spare[0]["evidence"]["arrive_unpaired"]
+    assert "Nothing orders partition0's write" in spare[0]["message"]
+    path = tmp_path / "k.ttgir"
+    simulated = json.loads(run_cli("check", str(path), "--format", "json").stdout)["findings"]
+    race = [f for f in simulated if (f.get("barrier") or "").startswith("%spare")]
+    assert race and race[0]["severity"] == "error" and race[0]["evidence"]["run_race"]["schedule"]
+
+
+def test_an_unpaired_arrive_whose_wait_never_meets_it_is_a_hang(tmp_path):
+    """The producer fills slot 0 of the `full` ring and the consumer waits on slot 1: each side is
+    unpaired, and the consumer's wait gets no arrival at all. The arrive is a hang (a warning
+    naming the wait), and the run shows it (a deadlock error)."""
+    a, b = "%a_46 = ttg.memdesc_index %full_27[%a_40]", "%a_53 = ttg.memdesc_index %full_27[%a_50]"
+    text = BASE.replace(a, "%a_46 = ttg.memdesc_index %full_27[%c0_i32_32]").replace(
+        b, "%a_53 = ttg.memdesc_index %full_27[%c1_i32_33]")
+    assert text.count("%full_27[%c") == 2
+    found = _check(tmp_path, text)
+    unpaired = [f for f in found if f["kind"] == "arrive.unpaired"]
+    wait = _ops(text, "ttng.wait_barrier", "partition0")[-1]
+    assert len(unpaired) == 1 and unpaired[0]["severity"] == "warning" and unpaired[0]["outcome"] == "hang"
+    assert wait.line in unpaired[0]["lines"] and unpaired[0]["evidence"]["waits"] == [wait.line]
+    simulated = json.loads(run_cli("check", str(tmp_path / "k.ttgir"), "--format", "json").stdout)["findings"]
+    assert any(f["severity"] == "error" and f["outcome"] == "hang" for f in simulated)
 
 
 def test_a_barrier_that_is_only_initialised_is_unused_and_harmless(tmp_path):
@@ -78,5 +104,5 @@ def test_a_same_partition_wait_says_whether_it_is_the_only_guard(tmp_path):
     indent = line[: len(line) - len(line.lstrip())]
     mutated = _replace_line(text, ready.line, [indent + x for x in _same_partition_wait(text)])
     same = [f for f in _check(tmp_path, mutated) if f["kind"] == "channel.same_partition"]
-    assert same and same[0]["outcome"] == "wrong results"
+    assert same and same[0]["outcome"] == "wrong results" and same[0]["severity"] == "warning"
     assert "It is the only wait before default's read" in same[0]["message"]

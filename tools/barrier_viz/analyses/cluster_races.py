@@ -35,15 +35,15 @@ def cluster_races(function: Operation, params, trips: int, deadline=None, adjust
     another CTA than the other, or touches another CTA's memory); races inside one CTA on shared
     memory where one side is a cluster op (`_cluster_op_in_smem`: a paired MMA reading the
     tiles its CTA's own loads fill, ordered only through the leader's barriers); races on a CLC
-    response (`_on_clc_response`). Other races inside one CTA stay with the static rules, as
-    for single-CTA kernels.
+    response (`_on_clc_response`). Other races inside one CTA come from `check`'s own schedules
+    (`verdicts.run_races`), as for single-CTA kernels.
 
     A run stopped at `trips` (the coverage the deadlock runs ask for) goes on to the end once
     more: a read after the last tile (an epilogue's MMA) is made only by a run that finishes
     (within the step bound and `deadline`); when that longer run's end is no verdict, the
     covered prefix's races stand alone.
 
-    Which runs count (`_races_stand`): every access of a run happened on a schedule the hardware
+    Which runs count (`races_stand`): every access of a run happened on a schedule the hardware
     can take, so a race seen before the run stopped is real whether the run then completed, was
     stopped by a bound, or hung. A phase that completes early (an expect that leaves out a
     peer's bytes, a flipped wait that passes on a fresh barrier) lets the reader in before the
@@ -101,13 +101,13 @@ def _race_run(function: Operation, tracked, trips: int, deadline):
     from .schedule import run
 
     result = run(function, tracked, "favorable", stop_trips=trips, deadline=deadline)
-    if result.machine is None or result.machine.hb is None or not _races_stand(result):
+    if result.machine is None or result.machine.hb is None or not races_stand(result):
         return None
     if result.outcome == "covered":
         # The same schedule on to the end (the covered run is its prefix); if what comes after
         # is no verdict (CTAs out of step hang on unequal work), the prefix stands.
         full = run(function, tracked, "favorable", deadline=deadline)
-        if full.machine is not None and full.machine.hb is not None and _races_stand(full):
+        if full.machine is not None and full.machine.hb is not None and races_stand(full):
             result = full
     m = result.machine
     smem = _smem_storages(function)
@@ -137,6 +137,22 @@ def _tmem_pairs_inside_one_cta(m: "Machine", function: Operation) -> set[frozens
     return {_pair(r) for r in m.hb.races if on_tmem(r.first.region.storage) and not _crosses(m, r)}
 
 
+APPROXIMATE_TMEM = ("the run places tensor memory inside one CTA of a cluster by column only, approximately (a view "
+                    "reinterpreted to another shape, as a two-CTA MMA's 64-row operand or accumulator)")
+
+
+def approximate_races(result) -> dict[tuple[int, int], str]:
+    """The races of a cluster run that are no verdict (`check`'s runs and `explore` alike):
+    races on tensor memory inside one CTA, and their copies in the peer's TMEM
+    (`_tmem_pairs_inside_one_cta`), placed by column only approximately. Keyed by the pair of
+    lines, with why."""
+    m = result.machine
+    if m is None or m.hb is None or m.cluster.size <= 1:
+        return {}
+    inside = _tmem_pairs_inside_one_cta(m, m.function)
+    return {(r.first.op.line, r.second.op.line): APPROXIMATE_TMEM for r in m.hb.races if _pair(r) in inside}
+
+
 def _shorter_launch(function: Operation, tracked, trips: int, deadline, adjust=None) -> list:
     """After a race run that hung: the run at the smallest launch below it (every argument at
     one of `INT_ARG_CANDIDATES`, moved by `adjust` to one the kernel admits: whole tiles) that
@@ -155,7 +171,7 @@ def _shorter_launch(function: Operation, tracked, trips: int, deadline, adjust=N
     return []
 
 
-def _races_stand(result) -> bool:
+def races_stand(result) -> bool:
     """Do the races this run observed stand as verdicts (see `cluster_races`)?"""
     if result.outcome in ("completed", "covered", "bound_reached"):
         return True

@@ -17,14 +17,14 @@ schedule where the friendliest order completes, is the symptom of a missing acqu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..ir.model import Operation
 from ..facts.barriers import constant_value
 from ..render.words import plural
 from .findings import Finding, Kind, Severity, finding
 from .budget import Budget
-from .machine import Params
+from .machine import Params, has_barrier_program
 from .schedule import POLICIES, Blocked, RunResult, choose_params, covered_summary, default_trips, run
 
 
@@ -38,6 +38,7 @@ class DeadlockAnalysis:
     witness: RunResult | None = None
     budget: Budget | None = None
     covered: dict[str, dict] = field(default_factory=dict)  # policy -> what a bounded run covered
+    trips: int = 0  # iterations every barrier loop ran (or finished twice) before a run stopped ("covered")
 
     @property
     def simulated(self) -> bool:
@@ -54,11 +55,24 @@ class DeadlockAnalysis:
                       **({"covered": self.covered[r.policy]} if r.policy in self.covered else {})}
                      for r in self.runs],
         }
+        out["races"] = self.race_bound()
         if self.bound_reached:
             out["bound_reached"] = True
             if self.budget is not None:
                 out["budget_seconds"] = round(self.budget.seconds, 3)
         return out
+
+
+    def race_bound(self) -> dict:
+        """The bound within which `check` looked for happens-before races: the schedules whose
+        races count (`verdicts.run_races`: run, and not ended by a limit), the launch, and where
+        each run stopped. `explore` runs the same schedules at the same launch, then more."""
+        from .cluster_races import races_stand
+
+        return {"schedules": [r.policy for r in self.runs if r.machine is not None and r.machine.hb is not None
+                              and races_stand(r)],
+                "int_args": self.params.int_args, "arg_values": dict(self.params.arg_values),
+                "trips": self.trips, "beyond": "`barrier-viz explore` (starved, random schedules)"}
 
 
 def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: Params | None = None,
@@ -78,13 +92,17 @@ def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: 
     if adjust is not None:
         params = adjust(params)
     runs: list[RunResult] = []
-    analysis = DeadlockAnalysis(params, runs, budget=budget)
+    analysis = DeadlockAnalysis(params, runs, budget=budget, trips=trips)
+    # Every schedule carries happens-before (vector clocks, `hb`): a race seen on any of them is
+    # a finding of `check` (`verdicts.run_races`), not only of `explore`. A function that
+    # initialises no barrier stays unsimulated (a tracked run would start it: `Machine.start`).
+    tracked = replace(params, track_races=True) if has_barrier_program(function) else params
     favorable_ok = None
     for policy in POLICIES:
         if budget.spent():
             runs.append(RunResult("bound_reached", policy, 0, None, reason="the time budget ran out before this schedule"))
             continue
-        result = run(function, params, policy, stop_trips=trips, deadline=budget.deadline)
+        result = run(function, tracked, policy, stop_trips=trips, deadline=budget.deadline)
         runs.append(result)
         if result.outcome == "bound_reached":
             analysis.covered[policy] = covered_summary(result, function, trips)

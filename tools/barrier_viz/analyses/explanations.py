@@ -5,10 +5,13 @@ partition satisfies cannot tell from the shape alone whether the kernel is wrong
 answers with the ordering facts that decide it:
 
 * `arrive.unpaired`: an arrive with no waiter (a release nobody waits for, usually a dropped
-  wait). Harmless when every access another partition makes to what this partition touched
-  before the arrive is still ordered after it through some other release→wait chain (the
-  dropped wait is covered transitively); otherwise the dropped wait was the only guard, and the
-  finding says which access is left unordered (outcome: wrong results).
+  wait). Harmless (info) when every access another partition makes to what this partition
+  touched before the arrive is still ordered after it through some other release→wait chain
+  (the dropped wait is covered transitively). Otherwise it is what it causes, never an info: a
+  race when the dropped wait was the only guard (`race.unsynchronized_read` for a read not
+  ordered after its write, `race.missing_acquire` for an overwrite; a warning, an error where a
+  simulated schedule shows the two accesses unordered), a hang (warning) when a wait on the same
+  barrier gets no arrival its slots could meet.
 * `barrier.unused`: allocated and initialised, never waited on or arrived on: harmless.
 * `channel.same_partition` (raised by `static_checks`) gets its consequence here: whether that
   wait is the only guard of an access another partition makes to what its partition touches
@@ -24,7 +27,7 @@ from ..facts.barriers import Role
 from ..ir.model import Operation
 from .coverage import _Coverage, _memory_operands
 from .findings import Finding, Kind, Severity, finding
-from .outcome import HARMLESS, WRONG
+from .outcome import HANG, HARMLESS, WRONG
 from .static_checks import loop_depth, preceding_in_iteration
 
 _QUIET = frozenset({Role.INIT, Role.INVAL})
@@ -112,7 +115,8 @@ class _Explainer:
 
         out: list[Finding] = []
         by_id = {b.id: b for b in self.a.barriers.barriers}
-        for u in build_graph(self.a).unmatched:
+        unmatched = build_graph(self.a).unmatched
+        for u in unmatched:
             if u.kind != "arrive without wait" or u.partition == "main" or u.barrier not in by_id:
                 continue
             b = by_id[u.barrier]
@@ -126,29 +130,50 @@ class _Explainer:
                 chain = self.ordered(own, u.partition, other, q)
                 what = f"{q}'s {okind} of {name} at line {other.line} after {u.partition}'s {kind} at line {own.line}"
                 if chain is None:
-                    open_.append((what, own, other, q))
+                    open_.append((what, own, other, q, kind, okind))
                 else:
                     via = "; ".join(f"{e.barrier}: line {e.arrive.line} → line {e.wait.line}" for e in chain)
                     covered.append(f"{what} (via {via})")
             head = (f"The arrive at line(s) {', '.join(map(str, u.lines))} on {u.barrier_name} in {u.partition} has no "
                     "waiter (an arrival nobody waits for).")
+            starved = [w for w in unmatched if w.kind == "wait without arrive" and w.barrier == u.barrier]
+            if starved:
+                # The arrival is meant for a wait that no arrive reaches: that wait hangs where it runs (the
+                # hang comes first: a race the missing order would allow is never reached).
+                waits = sorted({ln for w in starved for ln in w.lines})
+                out.append(finding(
+                    Kind.ARRIVE_UNPAIRED, Severity.warning,
+                    f"{head} Not harmless: the wait(s) on the same barrier at line(s) {', '.join(map(str, waits))} "
+                    f"({', '.join(sorted({w.partition for w in starved}))}) get no arrival this arrive could give "
+                    "(their slots never meet): a hang wherever such a wait runs.",
+                    lines=[*u.lines, *waits], partitions=[u.partition, *(w.partition for w in starved)],
+                    barrier=u.barrier_name, evidence={"consequence": HANG, "waits": waits},
+                    suggestion="Make the arrive and the wait use the same barrier slot (index and phase)."))
+                continue
             if open_:
-                what, own, other, q = open_[0]
-                msg = (f"{head} Not harmless: nothing orders {what}; the wait this arrive was meant for is its only guard"
-                       + (f" (and {len(open_) - 1} more unordered access(es))" if len(open_) > 1 else "") + ".")
-                lines = [*u.lines, own.line, other.line]
-                parts = [u.partition, q]
-                consequence = WRONG
-            elif covered:
+                # What it is: a race (severity follows outcome; `check` makes it an error where one of
+                # its runs shows the same two accesses unordered: verdicts._reported).
+                what, own, other, q, kind, okind = open_[0]
+                race = Kind.RACE_UNSYNCHRONIZED_READ if (kind, okind) == ("write", "read") else Kind.RACE_MISSING_ACQUIRE
+                out.append(finding(
+                    race, Severity.warning,
+                    f"{head} Nothing orders {what}; the wait this arrive was meant for is its only guard"
+                    + (f" (and {len(open_) - 1} more unordered access(es))" if len(open_) > 1 else "")
+                    + ": a race (no chain of release and wait orders the two accesses).",
+                    lines=[*u.lines, own.line, other.line], partitions=[u.partition, q], barrier=u.barrier_name,
+                    evidence={"arrive_unpaired": list(u.lines), "covered": covered,
+                              "unordered": [w for w, *_ in open_]},
+                    suggestion=f"Wait on {u.barrier_name} in the partition that accesses the data next, or order "
+                               f"line {other.line} after line {own.line} through another barrier."))
+                continue
+            if covered:
                 msg = f"{head} Harmless: another wait orders the reuse: {'; '.join(covered[:3])}."
                 lines, parts, consequence = list(u.lines), [u.partition], HARMLESS
             else:
                 msg = f"{head} Harmless: nothing {u.partition} touches before it is accessed by another partition."
                 lines, parts, consequence = list(u.lines), [u.partition], HARMLESS
             out.append(finding(Kind.ARRIVE_UNPAIRED, Severity.info, msg, lines=lines, partitions=parts,
-                               barrier=u.barrier_name,
-                               evidence={"consequence": consequence, "covered": covered,
-                                         "unordered": [w for w, *_ in open_]}))
+                               barrier=u.barrier_name, evidence={"consequence": consequence, "covered": covered}))
         return out
 
     def unused_barriers(self) -> list[Finding]:
@@ -182,6 +207,8 @@ class _Explainer:
                               f"{'writes' if okind == 'write' else 'reads'} at line {other.line}: that access is unordered.")
                 f.evidence["consequence"] = WRONG
                 f.lines = sorted(set(f.lines) | {own.line, other.line})
+                if f.severity is Severity.info:
+                    f.severity = Severity.warning  # wrong results are never an info
                 f.settle_outcome()
                 return
         f.message += (" It is not the only guard of anything another partition touches: harmless, but it orders "

@@ -40,6 +40,8 @@ class RaceReport:
     storage: str
     columns: tuple[int, int]
     policy: str
+    tmem: bool = False  # in tensor memory
+    aliased: bool = False  # inside one CTA, two TMEM views of different extent, reinterpreted or packed: placed approximately
 
 
 @dataclass
@@ -50,7 +52,8 @@ class ExploreResult:
     runs: list[RunResult] = field(default_factory=list)
     deadlock: RunResult | None = None
     races: list[RaceReport] = field(default_factory=list)
-    # races first seen on a schedule that only the CTA groups' pace forbids (cluster_races.pace_excuse)
+    # races that are no verdict, with why: first seen on a schedule that only the CTA groups' pace
+    # forbids (cluster_races.pace_excuse), or placed only approximately (cluster_races.approximate_races)
     paced: dict[tuple[int, int], str] = field(default_factory=dict)
     states: int = 0
     seconds: float = 0.0
@@ -70,7 +73,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
     rests on a trip count assumed in some partitions only, is what `check` states as a limit:
     here too it is no verdict (`not_judged`, with the reason) unless another schedule hangs
     without it."""
-    from .cluster_races import pace_excuse
+    from .cluster_races import approximate_races, pace_excuse, races_stand
     from .cluster_sim import CLC_TRY_OPS
     from .deadlock import _unmodelled
 
@@ -120,11 +123,14 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
             partitions = [t.name for t in result.machine.threads if t.partition != "main"]
             queue.extend(f"starve:{name}" for name in partitions)
         pace = pace_excuse(result)
-        if result.machine is not None and result.machine.hb is not None:
+        if result.machine is not None and result.machine.hb is not None and races_stand(result):
             before = len(out.races)
             _collect_races(out, result)
             if pace:
                 out.paced.update({(r.first_line, r.second_line): pace for r in out.races[before:]})
+            approx = approximate_races(result)
+            out.paced.update({(r.first_line, r.second_line): approx[(r.first_line, r.second_line)]
+                              for r in out.races[before:] if (r.first_line, r.second_line) in approx})
         if result.deadlocked and out.deadlock is None:
             why = _unmodelled(result) or pace
             if why:
@@ -160,6 +166,8 @@ def races_of(runs: list[RunResult]) -> list[RaceReport]:
 
 
 def _collect_races(out: ExploreResult, result: RunResult) -> None:
+    from .cluster_races import _crosses  # a race across CTAs is the cluster check's, judged exactly there
+
     machine = result.machine
     names = {t.index: t.name for t in machine.threads}
     known = {(r.first_line, r.second_line) for r in out.races}
@@ -169,11 +177,54 @@ def _collect_races(out: ExploreResult, result: RunResult) -> None:
         if key in known or (b.op.line, a.op.line) in known:
             continue
         known.add(key)
+        tmem = _in_tmem(a.region.storage, machine)
         out.races.append(RaceReport(
             first_line=a.op.line, first_op=a.op.name, first_kind=a.kind, first_partition=_who(a.thread, names, machine),
             second_line=b.op.line, second_op=b.op.name, second_kind=b.kind, second_partition=_who(b.thread, names, machine),
             storage=_storage_name(a.region.storage, machine), columns=(max(a.region.lo, b.region.lo), min(a.region.hi, b.region.hi)),
-            policy=result.policy))
+            policy=result.policy, tmem=tmem,
+            aliased=tmem and not _crosses(machine, race) and ((a.region.lo, a.region.hi) != (b.region.lo, b.region.hi)
+                                                             or _aliased_tmem(a.region.storage, machine))))
+
+
+def _in_tmem(storage: tuple, machine) -> bool:
+    if storage[:1] == ("tmem",):
+        return True
+    return len(storage) > 1 and storage[0] == "alloc" and any(
+        op.name == "ttng.tmem_alloc" and op.results and f"{op.results[0]}@{op.line}" == storage[1]
+        for op in machine.function.walk())
+
+
+def _aliased_tmem(storage: tuple, machine) -> bool:
+    """Is this tensor memory seen through several views: allocations packed under one
+    `buffer.id`, or an allocation reinterpreted to another shape or element type
+    (`memdesc_reinterpret`: TLX `storage_alias_spec`, Gluon `_reinterpret`)?"""
+    ops = list(machine.function.walk())
+    if storage[:1] == ("tmem",):
+        return sum(1 for op in ops if op.name == "ttng.tmem_alloc" and op.attr("buffer.id") == storage[1]) > 1
+    if len(storage) < 2 or storage[0] != "alloc" or not _in_tmem(storage, machine):
+        return False
+    name = storage[1].rsplit("@", 1)[0]
+    return any(op.name == "ttg.memdesc_reinterpret" and op.operands[:1] == [name] for op in ops)
+
+
+TMEM_APPROXIMATE = ("the run places tensor memory seen through several views (reinterpreted to another shape or "
+                    "element type, or packed under one buffer.id) by column only, approximately, and the coverage "
+                    "table (exact column extents) finds no unordered overwrite there")
+
+
+def tmem_not_judged(found: list, static: list) -> list:
+    """A run's race on tensor memory several views share is a verdict only where the coverage rule, which places
+    every view by its exact column extent, also finds an unordered overwrite on one of its lines
+    (`race.packed_tmem_overwrite` error); otherwise a warning that says why (`check` and
+    `explore` alike). The run's placement of a reinterpreted view (TLX `storage_alias_spec`, an
+    f16 P over an f32 QK) or of packed scalar columns is approximate."""
+    from .findings import Kind, Severity
+
+    confirmed = [s for s in static if s.kind == Kind.RACE_PACKED_TMEM_OVERWRITE.value and s.severity is Severity.error]
+    return not_judged(found, {tuple(f.lines[:2]): TMEM_APPROXIMATE for f in found
+                              if f.evidence.get("aliased")
+                              and not any(set(f.lines) & set(s.lines) for s in confirmed)})
 
 
 def _who(thread: int, names: dict[int, str], machine) -> str:
@@ -203,8 +254,26 @@ def _state_hash(machine) -> int:
     return hash((threads, slots))
 
 
+def not_judged(found: list, why: dict[tuple[int, int], str]) -> list:
+    """Race findings whose pair of lines `why` names (a schedule only the CTA groups' pace
+    forbids, TMEM placed only approximately): warnings that say so, never verdicts; `check`
+    (`verdicts.run_races`) and `explore` alike."""
+    from .findings import Severity
+
+    for f in found:
+        reason = why.get(tuple(f.lines[:2])) or why.get(tuple(reversed(f.lines[:2])))
+        if reason and f.severity == Severity.error:
+            f.severity = Severity.warning
+            f.message = f"Possible, not judged: {f.message} Seen only where {reason}"
+            f.evidence["not_judged"] = reason
+            f.settle_outcome()
+    return found
+
+
 def race_findings(races: list[RaceReport]):
-    """Turn happens-before races into findings of the architecture's race kinds."""
+    """Turn happens-before races into findings of the architecture's race kinds: the one place
+    both `check` (`verdicts.run_races`, on its own schedules) and `explore` make them. A race
+    first seen on a schedule `check` does not run (a starved partition, a random one) says so."""
     from .findings import Kind, Severity, finding
 
     out = []
@@ -224,13 +293,16 @@ def race_findings(races: list[RaceReport]):
         else:
             kind = Kind.RACE_MISSING_ACQUIRE
             what = "a write is not ordered after the earlier access to the same slot"
+        beyond = "" if r.policy in POLICIES else (f" Seen on the {r.policy} schedule, beyond the schedules `check` "
+                                                    "runs.")
         out.append(finding(
             kind, Severity.error,
             f"{r.first_op} at line {r.first_line} ({r.first_partition}, {r.first_kind}) and {r.second_op} at line "
             f"{r.second_line} ({r.second_partition}, {r.second_kind}) access {r.storage} columns {r.columns[0]}-{r.columns[1] - 1} "
-            f"with no happens-before order between them: {what}.",
+            f"with no happens-before order between them: {what}.{beyond}",
             lines=[r.first_line, r.second_line], partitions=partitions,
             evidence={"schedule": r.policy, "storage": r.storage, "columns": list(r.columns),
+                      "memory": "tmem" if r.tmem else "smem", "aliased": r.aliased,
                       "first": {"line": r.first_line, "op": r.first_op, "access": r.first_kind, "partition": r.first_partition},
                       "second": {"line": r.second_line, "op": r.second_op, "access": r.second_kind, "partition": r.second_partition}},
             suggestion="Add the barrier (wait on the consumer's release, or on the producer's completion) that orders these accesses."))

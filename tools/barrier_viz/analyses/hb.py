@@ -34,11 +34,15 @@ class Region:
     def overlaps(self, other: "Region") -> bool:
         if self.storage != other.storage:
             return False
-        n = min(len(self.slots), len(other.slots))
-        for a, b in zip(self.slots[:n], other.slots[:n]):
-            if a is not None and b is not None and a != b:
-                return False
-        return self.lo < other.hi and other.lo < self.hi
+        return _slots_meet(self.slots, other.slots) and self.lo < other.hi and other.lo < self.hi
+
+
+def _slots_meet(a: tuple, b: tuple) -> bool:
+    """Can two slot index tuples name the same slot (an unknown index, None, meets any)?"""
+    for x, y in zip(a, b):
+        if x is not None and y is not None and x != y:
+            return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +112,15 @@ class HappensBefore:
         stamp = self.tick(t)
         mine = self.clock(t)
         entries = self.log.setdefault(region.storage, [])
-        for prev in entries:
+        lo, hi, slots = region.lo, region.hi, region.slots
+        for prev in entries:  # one storage: `Region.overlaps` without its storage test, inlined (hot)
             if prev.thread == t or (prev.kind == "read" and kind == "read"):
                 continue
-            if not prev.region.overlaps(region):
-                continue
             if mine.get(prev.thread, 0) >= prev.stamp:
-                continue  # ordered: prev happens before this access
+                continue  # ordered: prev happens before this access (the common case: test it first)
+            other = prev.region
+            if other.lo >= hi or lo >= other.hi or (other.slots != slots and not _slots_meet(other.slots, slots)):
+                continue
             # One race per pair of ops and CTA whose memory it is in: a cluster check needs to
             # know whether a pair that races across CTAs also races inside one CTA.
             pair = (id(prev.op), id(op), _cta_tag(region.storage))

@@ -37,6 +37,12 @@ _INT_TYPE = re.compile(r"^i(\d+)$")
 _BARRIER_MAKERS = frozenset({"ttng.init_barrier", "nvws.create_token"})
 _NUM_WARPS = re.compile(r"num_warps\s*\(\s*(\d+)\s*\)")
 
+def has_barrier_program(function: Operation) -> bool:
+    """Does `function` initialise an mbarrier (or an NVWS token)? Without one nothing can hang,
+    and only a race-tracking run (`explore`) simulates it."""
+    return any(o.name in _BARRIER_MAKERS for o in function.walk())
+
+
 class SimulationError(Exception):
     """The interpreter met something it cannot model faithfully (reported, never guessed)."""
 
@@ -373,7 +379,7 @@ class Machine:
         why = cluster_sim.unsupported(self.cluster, self.function)
         if why:
             raise SimulationError(why)
-        if not self.params.track_races and not any(o.name in _BARRIER_MAKERS for o in self.function.walk()):
+        if not self.params.track_races and not has_barrier_program(self.function):
             # Nothing can hang without a barrier; races between async agents (explore) still can occur.
             raise SimulationError("no mbarrier is initialised (no init_barrier, no NVWS token): there is no barrier "
                                   "program to run")
@@ -826,6 +832,10 @@ def _h_mma(m: Machine, op: Operation, env, who, it):
     # lowering waits for it; its token orders the accumulator's next use): its accesses are
     # the issuing thread's, in program order.
     actor = agent if items or "is_async" in op.attributes or agent is None else who
+    if actor == who and agent is not None:
+        # Waiting for it waits for every tcgen05 op issued before it (issue order): a `tmem_copy`
+        # into the accumulator it then reads (Gluon's matmul_accumulate) is ordered.
+        m.hb.join_threads(who, [agent])
     if len(pos) > 2:
         use_d = env.get(pos[pred_at - 1]) if len(pos) > pred_at - 1 else None
         for cta in ctas:  # a paired MMA reads both CTAs' operand halves and writes both accumulators
@@ -913,19 +923,29 @@ def _region(ref: Ref):
     from .hb import Region
 
     alloc = ref.alloc
-    bid = alloc.attr("buffer.id") if alloc.name == "ttng.tmem_alloc" else None
-    if isinstance(bid, int) and not isinstance(bid, bool):
-        storage: tuple = ("tmem", bid)
-    else:
-        name = alloc.results[0] if alloc.results else alloc.name
-        storage = ("alloc", f"{name}@{alloc.line}", ref.instance)
+    cached = _ALLOC_PLACES.get(id(alloc))
+    if cached is None or cached[0] is not alloc:
+        cached = _ALLOC_PLACES[id(alloc)] = (alloc, *_alloc_place(alloc))
+    _, tmem, base, last = cached
+    storage: tuple = tmem or ("alloc", f"{alloc.results[0] if alloc.results else alloc.name}@{alloc.line}", ref.instance)
     if ref.cta:
         storage += (f"cta{ref.cta}",)  # each CTA of a cluster has its own shared and tensor memory
-    offset = alloc.attr("buffer.offset")
-    base = offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
-    width = ref.width or _last_dim(alloc.result_types[0] if alloc.result_types else None) or 1
+    width = ref.width or last or 1
     lo = base + ref.col
     return Region(storage, ref.indices, lo, lo + width)
+
+
+def _alloc_place(alloc: Operation) -> tuple:
+    """Where an allocation's accesses land, per allocation (every access of a race-tracking run
+    asks): its TMEM storage id (shared by a `buffer.id`), column offset and last dimension."""
+    bid = alloc.attr("buffer.id") if alloc.name == "ttng.tmem_alloc" else None
+    tmem = ("tmem", bid) if isinstance(bid, int) and not isinstance(bid, bool) else None
+    offset = alloc.attr("buffer.offset")
+    base = offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
+    return tmem, base, _last_dim(alloc.result_types[0] if alloc.result_types else None)
+
+
+_ALLOC_PLACES: dict[int, tuple] = {}
 
 
 def _last_dim(type_: str | None) -> int | None:

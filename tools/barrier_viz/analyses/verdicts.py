@@ -8,6 +8,7 @@ from .coverage import coverage_findings
 from .deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
 from .descriptor_reuse import tensormap_rewrites
 from .explanations import explanation_findings
+from .explore import tmem_not_judged
 from .findings import Finding, Kind, Severity
 from .input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, model_of,
                            name_input, simulate_launch)
@@ -38,7 +39,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
     dyn: DeadlockAnalysis | None = None
     inputs: InputSearch | None = None
     user: PointResult | None = None
-    run_races: list[Finding] = []  # cluster_races' findings (a launch the IR excludes demotes them too)
+    run_races_found: list[Finding] = []  # races of the runs (a launch the IR excludes demotes them too)
     fn = analysis.sel.function
     if simulate and fn is not None:
         model = model_of(analysis)
@@ -55,6 +56,10 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 continue
             found.append(f)
         if dyn.simulated:
+            for f in tmem_not_judged(run_races(dyn), found):
+                if not _reported(found, f):
+                    found.append(f)
+                    run_races_found.append(f)
             # Races between the CTAs of a cluster: only a run sees the peer's accesses. Also
             # when the kernel hangs: a read let in by a phase that completed early comes before
             # the hang it leads to (cluster_races says which runs' races stand).
@@ -63,9 +68,9 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
 
             for f in cluster_races(fn, dyn.params, default_trips(fn), dyn.budget.deadline if dyn.budget else None,
                                    adjust):
-                if not any(s.kind.startswith("race.") and set(s.lines) == set(f.lines) for s in found):
+                if not _reported(found, f):
                     found.append(f)
-                    run_races.append(f)
+                    run_races_found.append(f)
         if launch is not None and dyn.runs:
             user = simulate_launch(analysis, dyn.params, dyn.witness or dyn.runs[0],
                                    {a.position: a.name for a in (model_of(analysis).args if model_of(analysis) else [])})
@@ -82,7 +87,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
             if dyn.witness is not None and inputs.base_invalid:
                 # The chosen launch breaks an assumption the IR states: no launch hangs that way
                 # (nor races on the way to that hang).
-                for f in dyn.findings + run_races:
+                for f in dyn.findings + run_races_found:
                     f.severity = Severity.info
                     f.message = (f"Not a verdict: the simulated launch is one the IR excludes ({inputs.base_invalid}). "
                                  + f.message)
@@ -95,6 +100,51 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
     found = demote_unresolved(found, analysis)
     found.sort(key=Finding.sort_key)
     return CheckResult(found, dyn, inputs, user)
+
+
+def run_races(dyn: DeadlockAnalysis) -> list[Finding]:
+    """The happens-before races seen on `check`'s own schedules (every one carries vector
+    clocks: `deadlock.analyse_deadlocks`), as the findings `explore` makes of them
+    (`explore.race_findings`). A run's races count when its end is a verdict or a bound
+    (`cluster_races.races_stand`: not an unmodelled op, not a hang that is a stated limit); in
+    Triton's CGA form a CLC response reused across CTA groups is a warning
+    (`cluster_races.cga_pace_findings`), and so is a race on TMEM inside one CTA of a cluster
+    (`cluster_races.approximate_races`: placed by column only approximately), as in `explore`."""
+    from .cluster_races import approximate_races, cga_pace_findings, pace_excuse, races_stand
+    from .explore import not_judged, race_findings, races_of
+
+    standing = [r for r in dyn.runs if r.machine is not None and r.machine.hb is not None and races_stand(r)]
+    found = race_findings(races_of(standing))
+    if found and any(r.machine.cga is not None for r in standing):
+        found = cga_pace_findings(standing, found)
+    approximate: dict[tuple[int, int], str] = {}
+    paced: dict[tuple[int, int], str] = {}
+    judged: set[tuple[int, int]] = set()
+    for r in standing:
+        approximate.update(approximate_races(r))
+        pace = pace_excuse(r)  # a schedule only the CTA groups' pace forbids: its races are no verdict
+        pairs = {(race.first.op.line, race.second.op.line) for race in r.machine.hb.races}
+        if pace:
+            paced.update({p: pace for p in pairs})
+        else:
+            judged |= pairs
+    return not_judged(found, {**{p: why for p, why in paced.items() if p not in judged}, **approximate})
+
+
+def _reported(found: list[Finding], race: Finding) -> bool:
+    """Is `race` (a pair of lines from a run) already a race finding of `found` (a static rule's,
+    or an earlier run's) on the same lines? A twin that is not an error (a static rule's "ordered
+    only incidentally" warning) becomes one, with the run's evidence: the run saw the accesses
+    unordered, at the severity the run's race has."""
+    twins = [s for s in found if s.kind.startswith("race.") and set(race.lines) <= set(s.lines)]
+    for twin in twins:
+        if race.severity is Severity.error and twin.severity is not Severity.error \
+                and not twin.evidence.get("not_judged"):
+            twin.severity = Severity.error
+            twin.message += f" A simulated schedule shows it: {race.message}"
+            twin.evidence["run_race"] = race.evidence
+            twin.settle_outcome()
+    return bool(twins)
 
 
 def _fixed(analysis, launch: Launch | None) -> set[tuple[str, int]]:

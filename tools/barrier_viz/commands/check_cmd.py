@@ -76,10 +76,19 @@ def simulation_runs(sim: dict[str, Any], sep: str = ": ") -> str:
 
 
 def explore_note(simulated: bool) -> str:
-    """What `check` covers and that `explore` looks further: the two can differ by race pairs."""
-    return ("static rules" + (" + the schedules above" if simulated else "")
-            + "; `barrier-viz explore` looks further (starved partitions, random schedules, happens-before "
-              "races) and can add race pairs")
+    """What `check` covers and that `explore` looks further: more schedules, so more race pairs."""
+    return ("static rules" + (" + the schedules above, with their happens-before races" if simulated else "")
+            + "; `barrier-viz explore` looks further and can add race pairs")
+
+
+def race_bound_text(bound: dict[str, Any] | None) -> str:
+    """The bound within which `check` looked for happens-before races (`DeadlockAnalysis.race_bound`;
+    the JSON has the launch's every argument): `explore` runs these schedules at this launch too, then more."""
+    if not bound:
+        return "not checked (the kernel was not simulated)"
+    if not bound["schedules"]:
+        return "not checked (no schedule ran to a verdict or a bound)"
+    return f"happens-before on {', '.join(bound['schedules'])} only (the others ran to a limit); beyond: {bound['beyond']}"
 
 
 def _inputs_summary(result: CheckResult) -> dict[str, Any] | None:
@@ -121,6 +130,10 @@ def render_check_text(doc: CheckDoc) -> None:
             out.append(f"  suggestion: {f.suggestion}")
     if doc.simulation:
         out.append(f"\nsimulation (integer arguments = {doc.simulation['int_args']}): {simulation_runs(doc.simulation)}")
+        bound = doc.simulation.get("races")
+        ran = [r["policy"] for r in doc.simulation.get("runs") or [] if r["policy"] != "favorable:else"]
+        if not bound or bound["schedules"] != ran:  # otherwise the note says it: the schedules above
+            out.append(f"races: {race_bound_text(bound)}")
     ip = doc.input_points
     if ip:
         if ip.get("launch"):

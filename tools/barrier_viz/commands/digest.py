@@ -423,7 +423,7 @@ def _findings(doc: dict[str, Any]) -> list[str]:
         rows.append(f"your launch ({ip['launch']['input']}): {ip['launch']['outcome']}")
     if ip.get("points"):
         rows.append("input points: " + "; ".join(f"{p['input'].replace(', ', ',')} {p['outcome']}" for p in ip["points"]))
-    rows.append("scope: static rules" + (" + schedules" if sim else "") + "; `explore` looks further (more races)")
+    rows.append("scope: static rules" + (" + schedules with happens-before races" if sim else "") + "; `explore` looks further (more schedules)")
     return rows
 
 

@@ -7,8 +7,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..analyses.deadlock import _classify
-from ..analyses.explore import ExploreResult, explore, race_findings
+from ..analyses.explore import ExploreResult, explore, not_judged, race_findings, tmem_not_judged
 from ..analyses.findings import Finding
+from ..analyses.schedule import POLICIES
 from ..analysis import Analysis
 from ..render.console import print_lines
 from ..schemas import InputRef
@@ -52,9 +53,17 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         # Same verdict rules as `check`: a hang only a runaway producer (or consumer) can cause
         # is reported as the race that allows it.
         findings += _classify(res.deadlock, analysis.arrivers, adversarial_only=friendly_ok, gated=analysis.arrival_gated)
+        if res.deadlock.policy not in POLICIES:  # the bound `check` states: its schedules, not this one
+            for f in findings:
+                f.message += f" Seen on the {res.deadlock.policy} schedule, beyond the schedules `check` runs."
         if not any(f.kind.startswith("deadlock.") for f in findings):
             result = "race"
-    findings += _paced(race_findings(res.races), res.paced)
+    races = not_judged(race_findings(res.races), res.paced)
+    if races:
+        from ..analyses.coverage import coverage_findings
+
+        races = tmem_not_judged(races, coverage_findings(Analysis(sel)))  # as `check` judges them
+    findings += races
     if findings:
         from ..analyses.verdicts import demote_unresolved
 
@@ -73,21 +82,6 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         loops=explored_loops(sel.function, res),
         warnings=warnings or [],
     )
-
-
-def _paced(found: list[Finding], paced: dict[tuple[int, int], str]) -> list[Finding]:
-    """Race findings first seen on a schedule only the CTA groups' pace forbids: warnings that
-    say so (as `check`'s cross-CTA race check does for the reuse itself)."""
-    from ..analyses.findings import Severity
-
-    for f in found:
-        why = paced.get(tuple(f.lines[:2])) or paced.get(tuple(reversed(f.lines[:2])))
-        if why and f.severity == Severity.error:
-            f.severity = Severity.warning
-            f.message = f"Possible, not judged: {f.message} Seen only where {why}"
-            f.evidence["not_judged"] = why
-            f.settle_outcome()
-    return found
 
 
 _BARRIER_OPS = ("ttng.wait_barrier", "ttng.arrive_barrier", "ttng.barrier_expect", "ttng.tc_gen5_commit",
