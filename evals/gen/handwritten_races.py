@@ -183,15 +183,26 @@ def one_tile_kernel(exit_wait: str) -> str:
 
 # -- 3. SMEM handed between two partitions with local_store / local_load (ConSan's shapes) ---------
 def handoff_kernel(consumer_wait: bool, producer_arrive: bool = True, ready_count: int = 1,
-                   release_wait: bool = True) -> str:
+                   release_wait: bool = True, reader: str = "load") -> str:
     """Partition 0 computes a tile and writes it to SMEM (`local_store`), then arrives on
-    `ready`; the default partition waits on `ready`, reads the tile (`local_load`) and arrives on
-    `free`, which partition 0 waits on before writing the next tile."""
+    `ready`; the default partition waits on `ready`, reads the tile and arrives on `free`, which
+    partition 0 waits on before writing the next tile. `reader`: "load" (`local_load`), or a TMA
+    store of the tile with its store wait after ("store") or before ("store_retired") the
+    release."""
     arrive = f"        ttng.arrive_barrier %rb_p, 1, %true_p : {BAR}\n" if producer_arrive else ""
     wait = f"        ttng.wait_barrier %ready, %ph, %true : {BAR}\n" if consumer_wait else ""
     release = f"        ttng.wait_barrier %free_p, %fph, %true_p : {BAR}\n" if release_wait else ""
+    free = f"        ttng.arrive_barrier %free, 1, %true : {BAR}\n"
+    if reader == "load":
+        read = f"        %x = ttg.local_load %buf : {TILE} -> {TENSOR}\n" + free + \
+            f"        %x2 = arith.mulf %x, %x : {TENSOR}\n"
+    else:
+        store = (f"        %off = arith.muli %i, %c128_i32 : i32\n"
+                 f"        ttng.async_tma_copy_local_to_global %out_desc[%off, %c0_i32] %buf : {DESC}, {TILE}\n")
+        done = "        ttng.async_tma_store_wait {pendings = 0 : i32}\n"
+        read = store + (done + free if reader == "store_retired" else free + done)
     return HEADER + f"""module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32}} {{
-  tt.func public @handoff(%out: !tt.ptr<f16>, %n: i32 {{tt.divisibility = 16 : i32}}) attributes {{noinline = false}} {{
+  tt.func public @handoff(%out_desc: {DESC}, %n: i32 {{tt.divisibility = 16 : i32}}) attributes {{noinline = false}} {{
     %c0_i32 = arith.constant 0 : i32
     %buf = ttg.local_alloc : () -> {TILE} loc("buf")
     %ready = ttg.local_alloc : () -> {BAR} loc("ready")
@@ -202,11 +213,9 @@ def handoff_kernel(consumer_wait: bool, producer_arrive: bool = True, ready_coun
     default {{
       %true = arith.constant true
       %c1_i32 = arith.constant 1 : i32
+      %c128_i32 = arith.constant 128 : i32
       %r = scf.for %i = %c0_i32 to %n step %c1_i32 iter_args(%ph = %c0_i32) -> (i32)  : i32 {{
-{wait}        %x = ttg.local_load %buf : {TILE} -> {TENSOR}
-        ttng.arrive_barrier %free, 1, %true : {BAR}
-        %x2 = arith.mulf %x, %x : {TENSOR}
-        %nph = arith.xori %ph, %c1_i32 : i32
+{wait}{read}        %nph = arith.xori %ph, %c1_i32 : i32
         scf.yield %nph : i32
       }}
       ttg.warp_yield
@@ -464,6 +473,15 @@ def cases() -> dict[str, tuple[str, list[dict], list[str], str, str]]:
         {"kind": "race.*"}], ["deadlock.*"], "wrong", (
         "Racy (store-wait-load without the wait): the reader's wait on ready is dropped, so its local_load "
         "is not ordered after the writer's local_store of the same tile."))
+    ok = handoff_kernel(consumer_wait=True, reader="store_retired")
+    out["tma_store.release_after_wait"] = (ok, [], VERDICTS, "ok", (
+        "Correct: the default partition TMA-stores the tile partition0 wrote, waits for the store "
+        "(pendings = 0) and only then releases buf to partition0 (the Gluon gemm_ws epilogue)."))
+    racy = handoff_kernel(consumer_wait=True, reader="store")
+    out["tma_store.release_before_wait"] = (racy, [
+        {"kind": "race.tma_store_reuse", "line": _line(racy, "ttg.local_store %v, %buf_p")}], ["deadlock.*"], "wrong", (
+        "Racy: the default partition releases buf (arrive on free) before async_tma_store_wait retires "
+        "its TMA store of it; partition0 waits on free and overwrites buf while the store may still read it."))
     racy = handoff_kernel(consumer_wait=True, release_wait=False)
     out["smem_handoff.write_without_release_wait"] = (racy, [
         {"kind": "race.*"}], ["deadlock.*"], "wrong", (

@@ -34,14 +34,17 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..facts.barriers import Role
 from ..facts.values import OpResult
 from ..ir.model import Operation
 from ..ir.vocab import LOOP_OPS
 from .findings import Finding, Kind, Severity, finding
-from .static_checks import _root, following_in_iteration, innermost_loop, loop_depth
+from .static_checks import _root, _same_iteration, following_in_iteration, innermost_loop, loop_depth
 
 TMA_STORE_OPS = frozenset({"ttng.async_tma_copy_local_to_global", "ttng.async_tma_reduce", "ttng.async_tma_scatter"})
 _STORE_WAIT = "ttng.async_tma_store_wait"
+_RELEASES = frozenset({Role.ARRIVE, Role.RELEASE})
+_WAITS = frozenset({Role.WAIT, Role.ACQUIRE})
 _TOKEN_WAIT = "ttng.async_tma_store_token_wait"
 # Ops that write shared memory, with the position of the written operand.
 _WRITES = {"ttg.local_store": 1, "ttng.async_tma_copy_global_to_local": 1, "ttng.async_tma_gather": 1,
@@ -59,11 +62,11 @@ def tma_store_reuses(analysis) -> list[Finding]:
         src = _view(analysis, s.positional[1], s)
         if src is None:
             continue
-        for w in _rewrites(analysis, s, src):
+        for w, release in _rewrites(analysis, s, src):
             if (id(s), id(w)) in seen:
                 continue
             seen.add((id(s), id(w)))
-            out.append(_rewrite_finding(analysis, s, w))
+            out.append(_rewrite_finding(analysis, s, w, release))
         if _in_flight_at_exit(analysis, s):
             exits.append(s)
     if exits:
@@ -72,8 +75,19 @@ def tma_store_reuses(analysis) -> list[Finding]:
 
 
 # -- paths --------------------------------------------------------------------------------------
-def _rewrites(analysis, store: Operation, src: tuple) -> Iterator[Operation]:
-    """Writes to `src` by the storing thread before a wait retires `store`, around its loop."""
+def _rewrites(analysis, store: Operation, src: tuple) -> Iterator[tuple[Operation, Operation | None]]:
+    """Writes to `src` before a wait retires `store`: by the storing thread around its loop,
+    and by another partition that waits, before its write, on a barrier the storing thread
+    arrives on while the store is still in flight (a release of the buffer before its store
+    wait)."""
+    released: dict[str, Operation] = {}
+    for w in _own_rewrites(analysis, store, src, released):
+        yield w, None
+    if released:
+        yield from _released_rewrites(analysis, store, src, released)
+
+
+def _own_rewrites(analysis, store: Operation, src: tuple, released: dict) -> Iterator[Operation]:
     loop = innermost_loop(store)
     part = analysis.partition_name(store)
     rest = list(following_in_iteration(store))[1:]
@@ -92,12 +106,35 @@ def _rewrites(analysis, store: Operation, src: tuple) -> Iterator[Operation]:
             return
         if op.name in TMA_STORE_OPS:
             issued += 1
+        for b, u in analysis.barriers.uses_at(op):
+            if u.role in _RELEASES:
+                released.setdefault(b.id, op)
         at = _WRITES.get(op.name)
         if at is None or at >= len(op.positional):
             continue
         dst = _view(analysis, op.positional[at], op)
         if dst is not None and _overlap(src, dst, same_iteration=k < len(rest)):
             yield op
+
+
+def _released_rewrites(analysis, store: Operation, src: tuple,
+                       released: dict) -> Iterator[tuple[Operation, Operation]]:
+    """Writes to `src` by other partitions ordered after the storing thread only by an
+    arrival it makes while the store still reads (slots compared when both are constants)."""
+    part = analysis.partition_name(store)
+    for w in analysis.ops:
+        at = _WRITES.get(w.name)
+        if at is None or at >= len(w.positional) or analysis.partition_name(w) in (part, None):
+            continue
+        dst = _view(analysis, w.positional[at], w)
+        if dst is None or dst[0] != src[0] or any(
+                isinstance(x, int) and isinstance(y, int) and x != y for x, y in zip(src[1], dst[1])):
+            continue
+        for p in _same_iteration(w, loop_depth(w)):
+            hit = next((b.id for b, u in analysis.barriers.uses_at(p) if u.role in _WAITS and b.id in released), None)
+            if hit is not None:
+                yield w, released[hit]
+                break
 
 
 def _in_flight_at_exit(analysis, store: Operation) -> bool:
@@ -195,18 +232,29 @@ def _name(store: Operation) -> str:
     return store.positional[1] if len(store.positional) > 1 else "its source"
 
 
-def _rewrite_finding(analysis, store: Operation, write: Operation) -> Finding:
+def _rewrite_finding(analysis, store: Operation, write: Operation, release: Operation | None) -> Finding:
     part = analysis.partition_name(store) or "main"
-    where = "later in the same iteration" if write.line > store.line else "in the next iteration"
+    writer = analysis.partition_name(write) or "main"
+    if release is None:
+        where = "later in the same iteration" if write.line > store.line else "in the next iteration"
+        what = (f"{part} rewrites {_name(store)} at line {write.line} ({write.name}, {where}) while its TMA store at "
+                f"line {store.line} may still be reading it: no async_tma_store_wait (with few enough pendings) or "
+                "store token wait retires that store first")
+        fix = ("Put an async_tma_store_wait before the rewrite (pendings = the number of stores issued after this one "
+               "that may stay in flight; 0 for a single staging buffer).")
+    else:
+        what = (f"{part} releases {_name(store)} (the arrive at line {release.line}) before a store wait retires its "
+                f"TMA store at line {store.line}, and {writer} rewrites it at line {write.line} ({write.name}) after "
+                "waiting for that release: the store may still be reading it")
+        fix = "Move the release after an async_tma_store_wait (or the store's token wait) that retires this store."
     return finding(
         Kind.RACE_TMA_STORE_REUSE, Severity.error,
-        f"{part} rewrites {_name(store)} at line {write.line} ({write.name}, {where}) while the TMA store at line "
-        f"{store.line} may still be reading it: no async_tma_store_wait (with few enough pendings) or store token "
-        "wait retires that store first, so the store can send the new data instead of the old.",
-        lines=[store.line, write.line], partitions=[part],
-        evidence={"store_line": store.line, "write_line": write.line, "buffer": _name(store)},
-        suggestion="Put an async_tma_store_wait before the rewrite (pendings = the number of stores issued after "
-                   "this one that may stay in flight; 0 for a single staging buffer).")
+        f"{what}, so the store can send the new data instead of the old.",
+        lines=[store.line, write.line] + ([release.line] if release is not None else []),
+        partitions=list(dict.fromkeys([part, writer])),
+        evidence={"store_line": store.line, "write_line": write.line, "buffer": _name(store),
+                  "release_line": release.line if release is not None else None},
+        suggestion=fix)
 
 
 def _exit_findings(analysis, stores: list[Operation]) -> list[Finding]:
