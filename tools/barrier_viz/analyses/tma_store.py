@@ -39,7 +39,7 @@ from ..facts.values import OpResult
 from ..ir.model import Operation
 from ..ir.vocab import LOOP_OPS
 from .findings import Finding, Kind, Severity, finding
-from .static_checks import _root, _same_iteration, following_in_iteration, innermost_loop, loop_depth
+from .static_checks import _root, _same_iteration, _slot_key, following_in_iteration, innermost_loop, loop_depth
 
 TMA_STORE_OPS = frozenset({"ttng.async_tma_copy_local_to_global", "ttng.async_tma_reduce", "ttng.async_tma_scatter"})
 _STORE_WAIT = "ttng.async_tma_store_wait"
@@ -80,7 +80,7 @@ def _rewrites(analysis, store: Operation, src: tuple) -> Iterator[tuple[Operatio
     and by another partition that waits, before its write, on a barrier the storing thread
     arrives on while the store is still in flight (a release of the buffer before its store
     wait)."""
-    released: dict[str, Operation] = {}
+    released: dict[tuple, Operation] = {}
     for w in _own_rewrites(analysis, store, src, released):
         yield w, None
     if released:
@@ -106,9 +106,11 @@ def _own_rewrites(analysis, store: Operation, src: tuple, released: dict) -> Ite
             return
         if op.name in TMA_STORE_OPS:
             issued += 1
+        if op.name == _TOKEN_WAIT:
+            continue  # its arrivals follow the retirement of its own store: that store's release
         for b, u in analysis.barriers.uses_at(op):
             if u.role in _RELEASES:
-                released.setdefault(b.id, op)
+                released.setdefault((b.id, _slot_key(u)), op)
         at = _WRITES.get(op.name)
         if at is None or at >= len(op.positional):
             continue
@@ -130,11 +132,23 @@ def _released_rewrites(analysis, store: Operation, src: tuple,
         if dst is None or dst[0] != src[0] or any(
                 isinstance(x, int) and isinstance(y, int) and x != y for x, y in zip(src[1], dst[1])):
             continue
+        # The writer's acquire on each barrier is its nearest wait on it (before the write in the
+        # iteration, else the rotated one after it): farther waits guard other slots or uses.
+        nearest: set[str] = set()
         for p in _same_iteration(w, loop_depth(w)):
-            hit = next((b.id for b, u in analysis.barriers.uses_at(p) if u.role in _WAITS and b.id in released), None)
+            waits = [(b, u) for b, u in analysis.barriers.uses_at(p) if u.role in _WAITS and b.id not in nearest]
+            nearest.update(b.id for b, _ in waits)
+            hit = next((key for b, u in waits for key in released
+                        if key[0] == b.id and _same_slot(key[1], _slot_key(u))), None)
             if hit is not None:
                 yield w, released[hit]
                 break
+
+
+def _same_slot(a: tuple, b: tuple) -> bool:
+    """Slots of one barrier array that may be the same: constants must be equal (a runtime
+    index in another partition is another SSA name: it may be any slot)."""
+    return all(not (isinstance(x, int) and isinstance(y, int)) or x == y for x, y in zip(a, b))
 
 
 def _in_flight_at_exit(analysis, store: Operation) -> bool:
