@@ -518,7 +518,8 @@ def main() -> None:
     for name, (text, findings, absent, truth, notes) in cases().items():
         # No `truth`: that key is for what a GPU run showed; these expectations are the reasoning in `notes`.
         write_case(CASES / f"handwritten.{name}", text, findings=findings, absent=absent, notes=f"{notes} ({truth})",
-                   group=GROUP, source=dict(SOURCE, kernel=name.split(".")[0]))
+                   group=GROUP, source=dict(SOURCE, kernel=name.split(".")[0],
+                                            target="cuda:100" if "ttng.tc_gen5_mma" in text else "cuda:90"))
         print(name)
 
 
