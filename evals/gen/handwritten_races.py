@@ -52,6 +52,27 @@ DESC = "!tt.tensordesc<tensor<128x64xf16, #shared1>>"
 TENSOR = "tensor<128x64xf16, #blocked>"
 
 
+def ring_load(desc: str, bufs: str, coords: str, offset: str) -> str:
+    """One iteration of a 1-warp TMA loader on a 2-slot ring (`%idx_p`, `%ph_p` carried): wait
+    for the slot's release (parity `ph ^ 1`: a fresh barrier passes it), arm its full barrier,
+    copy the tile, advance the slot (the phase flips on wrap)."""
+    return f"""        %eb_p = ttg.memdesc_index %empty_p[%idx_p] : {BARS} -> {BAR}
+        %free = arith.xori %ph_p, %c1_p : i32
+        ttng.wait_barrier %eb_p, %free, %true_p : {BAR}
+        %fb_p = ttg.memdesc_index %full_p[%idx_p] : {BARS} -> {BAR}
+        ttng.barrier_expect %fb_p, 16384, %true_p : {BAR}
+        %slot_p = ttg.memdesc_index {bufs}[%idx_p] : {RING} -> {TILE}
+        %off_p = arith.muli {offset} : i32
+        ttng.async_tma_copy_global_to_local {desc}[{coords}] %slot_p, %fb_p, %true_p : {DESC}, {BAR} -> {TILE}
+        %inc_p = arith.addi %idx_p, %c1_p : i32
+        %wrap_p = arith.cmpi eq, %inc_p, %c2_p : i32
+        %nidx_p = arith.select %wrap_p, %c0_p, %inc_p : i32
+        %flip_p = arith.xori %ph_p, %c1_p : i32
+        %nph_p = arith.select %wrap_p, %flip_p, %ph_p : i32
+        scf.yield %nidx_p, %nph_p : i32, i32
+"""
+
+
 # -- 1. a persistent copy-and-scale kernel: TMA loader ring, consumer + TMA-store epilogue --------
 def epilogue_kernel(store_wait: str, exit_wait: str, double_buffer: bool = False, consumer_wait: bool = True,
                     empty_count: int = 1) -> str:
@@ -114,21 +135,7 @@ def epilogue_kernel(store_wait: str, exit_wait: str, double_buffer: bool = False
       %pid_p = tt.get_program_id x : i32
       %nprog_p = tt.get_num_programs x : i32
       %r_p:2 = scf.for %t_p = %pid_p to %ntiles_p step %nprog_p iter_args(%idx_p = %c0_p, %ph_p = %c0_p) -> (i32, i32)  : i32 {{
-        %eb_p = ttg.memdesc_index %empty_p[%idx_p] : {BARS} -> {BAR}
-        %free = arith.xori %ph_p, %c1_p : i32
-        ttng.wait_barrier %eb_p, %free, %true_p : {BAR}
-        %fb_p = ttg.memdesc_index %full_p[%idx_p] : {BARS} -> {BAR}
-        ttng.barrier_expect %fb_p, 16384, %true_p : {BAR}
-        %xb_p = ttg.memdesc_index %x_bufs_p[%idx_p] : {RING} -> {TILE}
-        %off_p = arith.muli %t_p, %c128_p : i32
-        ttng.async_tma_copy_global_to_local %x_desc_p[%off_p, %c0_p] %xb_p, %fb_p, %true_p : {DESC}, {BAR} -> {TILE}
-        %inc_p = arith.addi %idx_p, %c1_p : i32
-        %wrap_p = arith.cmpi eq, %inc_p, %c2_p : i32
-        %nidx_p = arith.select %wrap_p, %c0_p, %inc_p : i32
-        %flip_p = arith.xori %ph_p, %c1_p : i32
-        %nph_p = arith.select %wrap_p, %flip_p, %ph_p : i32
-        scf.yield %nidx_p, %nph_p : i32, i32
-      }}
+{ring_load(desc="%x_desc_p", bufs="%x_bufs_p", coords="%off_p, %c0_p", offset="%t_p, %c128_p")}      }}
       ttg.warp_return
     }} : ({DESC}, i32, {RING}, {BARS}, {BARS}) -> ()
     tt.return
@@ -305,21 +312,7 @@ def first_flag_kernel(pred: str) -> str:
       ttng.barrier_expect %q_full_p, 16384, %true_p : {BAR}
       ttng.async_tma_copy_global_to_local %q_desc_p[%c0_p, %c0_p] %q_smem_p, %q_full_p, %true_p : {DESC}, {BAR} -> {TILE}
       %r_p:2 = scf.for %k_p = %c0_p to %nk_p step %c1_p iter_args(%idx_p = %c0_p, %ph_p = %c0_p) -> (i32, i32)  : i32 {{
-        %eb_p = ttg.memdesc_index %empty_p[%idx_p] : {BARS} -> {BAR}
-        %free = arith.xori %ph_p, %c1_p : i32
-        ttng.wait_barrier %eb_p, %free, %true_p : {BAR}
-        %fb_p = ttg.memdesc_index %full_p[%idx_p] : {BARS} -> {BAR}
-        ttng.barrier_expect %fb_p, 16384, %true_p : {BAR}
-        %kb_p = ttg.memdesc_index %k_bufs_p[%idx_p] : {RING} -> {TILE}
-        %off_p = arith.muli %k_p, %c64_p : i32
-        ttng.async_tma_copy_global_to_local %k_desc_p[%c0_p, %off_p] %kb_p, %fb_p, %true_p : {DESC}, {BAR} -> {TILE}
-        %inc_p = arith.addi %idx_p, %c1_p : i32
-        %wrap_p = arith.cmpi eq, %inc_p, %c2_p : i32
-        %nidx_p = arith.select %wrap_p, %c0_p, %inc_p : i32
-        %flip_p = arith.xori %ph_p, %c1_p : i32
-        %nph_p = arith.select %wrap_p, %flip_p, %ph_p : i32
-        scf.yield %nidx_p, %nph_p : i32, i32
-      }}
+{ring_load(desc="%k_desc_p", bufs="%k_bufs_p", coords="%c0_p, %off_p", offset="%k_p, %c64_p")}      }}
       ttg.warp_return
     }} : ({DESC}, {DESC}, i32, {TILE}, {RING}, {BAR}, {BARS}, {BARS}) -> ()
     tt.return
