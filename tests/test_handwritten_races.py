@@ -165,3 +165,21 @@ def test_unguarded_self_zeroing_mma_keeps_the_plain_suggestion(tmp_path):
     f = _zero_store(tmp_path, text)
     assert f.suggestion.startswith("Remove the zero tmem_store;")
     assert f.evidence["row"]["init_condition"] is None
+
+
+# -- point 6: the eval keys these cases need ------------------------------------------------------
+def test_expectation_severity_and_says():
+    """A warning matches only an expectation that names its severity, and `says` needs the text
+    in the message or the suggestion; such warnings do not count as race recall."""
+    from barrier_viz.evals.cases import Case
+    from barrier_viz.evals.scoring import Reported, expectation_matches, score_case, summarize
+
+    warn = Reported("race.redundant_zero_store", "warning", suggestion="Remove it only if K >= 64 holds")
+    assert not expectation_matches({"kind": "race.redundant_zero_store"}, warn)
+    e = {"kind": "race.redundant_zero_store", "severity": "warning", "says": ["K >= 64"]}
+    assert expectation_matches(e, warn)
+    assert not expectation_matches(dict(e, says=["K >= 128"]), warn)
+    assert not expectation_matches(dict(e, severity="error"), warn)
+    case = Case(name="c", input=Path("x"), findings=[e], group="handwritten-races")
+    summary = summarize([score_case(case, [warn])])
+    assert summary["race_expectations"] == 0 and summary["per_group"]["handwritten-races"]["passed"] == 1
