@@ -183,3 +183,9 @@ def test_expectation_severity_and_says():
     case = Case(name="c", input=Path("x"), findings=[e], group="handwritten-races")
     summary = summarize([score_case(case, [warn])])
     assert summary["race_expectations"] == 0 and summary["per_group"]["handwritten-races"]["passed"] == 1
+
+
+def test_constant_trip_k_loop_needs_no_condition(tmp_path):
+    text = hw.zero_store_kernel("loop").replace("scf.for %k = %c0_g to %kt step", "scf.for %k = %c0_g to %c63_g step")
+    f = _zero_store(tmp_path, text)
+    assert f.evidence["row"]["init_condition"] is None and f.suggestion.startswith("Remove the zero tmem_store;")

@@ -64,7 +64,10 @@ def run_condition(analysis, op: Operation, stop: Operation | None) -> list[Claus
         parent = site.parent
     s = parent
     while s is not None and s.op is not stop:
-        if s.kind == "for":
+        if s.kind == "for" and s.ub.kind == s.lb.kind == "const":
+            if (s.ub.value or 0) <= (s.lb.value or 0):
+                out.append(Clause("false", s.op.line, where=f"the loop at line {s.op.line} runs no iteration"))
+        elif s.kind == "for":
             trips = Node("op", op=_Sub, args=(s.ub, s.lb))
             out.append(_clause(trips, s.op.line, names, f"trip count of the loop at line {s.op.line}",
                                text=f"{render_trips(s)} > 0"))
