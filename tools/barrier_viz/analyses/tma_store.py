@@ -28,6 +28,8 @@ next, counting the stores issued since, until a wait retires it:
 
 Conservative where the IR is not straight-line: ops inside an `scf.if` or an inner loop count
 as executed once (a wait there retires, a store there counts), so branches never add findings.
+Unstructured control flow (SCF lowered to `cf.br` blocks, late dumps) is not followed: a
+`model.limit` note says so.
 """
 
 from __future__ import annotations
@@ -58,7 +60,17 @@ def tma_store_reuses(analysis) -> list[Finding]:
         return out
     exits: list[Operation] = []
     seen: set[tuple[int, int]] = set()
+    unstructured = [s for s in stores if _in_cfg(s)]
+    if unstructured:
+        lines = sorted({s.line for s in unstructured})
+        out.append(finding(
+            Kind.MODEL_LIMIT, Severity.info,
+            f"TMA store retirement not judged for the store(s) at line(s) {', '.join(map(str, lines))}: they sit in "
+            "unstructured control flow (blocks joined by cf.br), whose paths this rule does not follow.",
+            lines=lines, evidence={"rule": Kind.RACE_TMA_STORE_REUSE.value, "store_lines": lines}))
     for s in stores:
+        if _in_cfg(s):
+            continue
         src = _view(analysis, s.positional[1], s)
         if src is None:
             continue
@@ -75,6 +87,19 @@ def tma_store_reuses(analysis) -> list[Finding]:
 
 
 # -- paths --------------------------------------------------------------------------------------
+def _in_cfg(op: Operation) -> bool:
+    """Is `op` in a region of several blocks (SCF lowered to `cf.br`), up to its partition?"""
+    cur = op
+    while cur is not None and cur.block is not None and cur.block.region is not None:
+        region = cur.block.region
+        if len(region.blocks) > 1:
+            return True
+        cur = region.parent
+        if cur is None or cur.name in ("ttg.warp_specialize", "tt.func", "func.func"):
+            break
+    return False
+
+
 def _rewrites(analysis, store: Operation, src: tuple) -> Iterator[tuple[Operation, Operation | None]]:
     """Writes to `src` before a wait retires `store`: by the storing thread around its loop,
     and by another partition that waits, before its write, on a barrier the storing thread
