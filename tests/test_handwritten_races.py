@@ -157,7 +157,17 @@ def test_zero_store_suggestion_states_the_k_condition(tmp_path):
     assert f.severity.value == "warning"
     assert "K >= 64" in f.suggestion and "only if" in f.suggestion and "K >= 64" in f.message
     loop = _zero_store(tmp_path, hw.zero_store_kernel("loop"))
-    assert "> 0" in loop.suggestion and "trip count of the loop" in loop.suggestion
+    assert "K >= 64" in loop.suggestion and "trip count of the loop" in loop.suggestion
+
+
+def test_condition_every_launch_meets_is_no_condition(tmp_path):
+    """A K loop over cdiv(K, 64) tiles runs for every K >= 1, and a size is never 0 at launch:
+    the MMA always runs, the plain suggestion holds."""
+    text = hw.zero_store_kernel("loop").replace(
+        "%kt = arith.divsi %K_g, %c64_g : i32",
+        "%k63 = arith.addi %K_g, %c63_g : i32\n        %kt = arith.divsi %k63, %c64_g : i32")
+    f = _zero_store(tmp_path, text)
+    assert f.evidence["row"]["init_condition"] is None and f.suggestion.startswith("Remove the zero tmem_store;")
 
 
 def test_unguarded_self_zeroing_mma_keeps_the_plain_suggestion(tmp_path):

@@ -331,10 +331,11 @@ def zero_store_kernel(guard: str) -> str:
     (`zero_ready`), waits for the tile's result (`acc_full`), reads it and frees it. The MMA
     partition waits for the zeros before its first MMA of the tile, which starts with
     useD=false. `guard`: "pred" peels that first MMA and predicates it on `K / 64 > 0` (the
-    remaining MMAs in a loop from 1); "loop" issues every MMA in the K loop over `cdiv(K, 64)`
-    tiles with a loop-carried useD that starts false. Either way, with K < 64 (pred) or K = 0
-    (loop) no MMA runs in a tile and the epilogue reads the zeros: the store is redundant only
-    when the MMA runs."""
+    remaining MMAs in a loop from 1); "loop" issues every MMA in the K loop over `K / 64` full
+    tiles (a tail, if any, handled elsewhere) with a loop-carried useD that starts false. Either
+    way, with K < 64 no MMA runs in a tile and the epilogue reads the zeros: the store is
+    redundant only when the MMA runs. (With `cdiv(K, 64)` the loop runs for every K >= 1, the
+    only sizes a launch has: then there is no condition to state.)"""
     if guard == "pred":
         mmas = f"""        %kt = arith.divsi %K_g, %c64_g : i32
         %has_k = arith.cmpi sgt, %kt, %c0_g : i32
@@ -344,8 +345,7 @@ def zero_store_kernel(guard: str) -> str:
         }}
 """
     else:
-        mmas = f"""        %k63 = arith.addi %K_g, %c63_g : i32
-        %kt = arith.divsi %k63, %c64_g : i32
+        mmas = f"""        %kt = arith.divsi %K_g, %c64_g : i32
         %use_last = scf.for %k = %c0_g to %kt step %c1_g iter_args(%use_d = %false_g) -> (i1)  : i32 {{
           ttng.tc_gen5_mma %a_g, %b_g, %acc_g, %use_d, %true_g : {AB}, {AB}, {ACC}
           scf.yield %true_g : i1
@@ -494,10 +494,10 @@ def cases() -> dict[str, tuple[str, list[dict], list[str], str, str]]:
             "may run no iteration). A constant parity on a one-phase barrier waited once per loop entry is no "
             "lost flip (no phase.constant_in_loop), and the wait after the loop repeats the in-loop one only "
             "when the loop ran (no wait.redundant)."))
-    for guard, says in (("pred", "K >= 64"), ("loop", "> 0")):
+    for guard, says in (("pred", "K >= 64"), ("loop", "K >= 64")):
         text = zero_store_kernel(guard)
         how = ("its first, peeled MMA is predicated on K / 64 > 0" if guard == "pred" else
-               "its MMAs run in a K loop of cdiv(K, 64) iterations")
+               "its MMAs run in a K loop of K / 64 iterations")
         out[f"zero_store_guarded.{guard}"] = (text, [
             {"kind": "race.redundant_zero_store", "severity": "warning", "says": [says]}], VERDICTS, "ok", (
             "Correct but redundant: the epilogue zeroes the accumulator every tile and hands it over, while "

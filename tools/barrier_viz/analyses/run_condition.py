@@ -51,6 +51,7 @@ def run_condition(analysis, op: Operation, stop: Operation | None) -> list[Claus
     ids = {id(o) for o in analysis.ops if analysis.barriers.uses_at(o)} | {id(op)}
     model = build_model(fn, ids, _header(analysis), pred_at={**_TRIP_PRED_AT, **_PRED_AT})
     names = {a.position: a.name for a in model.args}
+    flags = {a.position for a in model.args if a.flag}
     site = next((s for s in model.sites if s.op is op and s.kind == "pred"), None)
     out: list[Clause] = []
     if site is None:
@@ -60,7 +61,7 @@ def run_condition(analysis, op: Operation, stop: Operation | None) -> list[Claus
             out.append(Clause(f"the predicate {pos[k]} of {op.name}", op.line))
         parent = _enclosing_site(model, op)
     else:
-        out.append(_clause(site.cond, op.line, names, f"the predicate of {op.name} at line {op.line}"))
+        out.append(_clause(site.cond, op.line, names, flags, f"the predicate of {op.name} at line {op.line}"))
         parent = site.parent
     s = parent
     while s is not None and s.op is not stop:
@@ -69,10 +70,10 @@ def run_condition(analysis, op: Operation, stop: Operation | None) -> list[Claus
                 out.append(Clause("false", s.op.line, where=f"the loop at line {s.op.line} runs no iteration"))
         elif s.kind == "for":
             trips = Node("op", op=_Sub, args=(s.ub, s.lb))
-            out.append(_clause(trips, s.op.line, names, f"trip count of the loop at line {s.op.line}",
+            out.append(_clause(trips, s.op.line, names, flags, f"trip count of the loop at line {s.op.line}",
                                text=f"{render_trips(s)} > 0"))
         elif s.kind == "if":
-            out.append(_clause(s.cond, s.op.line, names, f"the scf.if at line {s.op.line}",
+            out.append(_clause(s.cond, s.op.line, names, flags, f"the scf.if at line {s.op.line}",
                                negate=_branch_of(s.op, op) == 1))
         s = s.parent
     return [c for c in out if c.text != "true"]
@@ -94,7 +95,7 @@ class _SubOp:
 _Sub = _SubOp()
 
 
-def _clause(node: Node, line: int, names: dict[int, str], where: str, text: str | None = None,
+def _clause(node: Node, line: int, names: dict[int, str], flags: set[int], where: str, text: str | None = None,
             negate: bool = False) -> Clause:
     trips = node.op is _Sub
     formula = text or render(node)
@@ -103,13 +104,20 @@ def _clause(node: Node, line: int, names: dict[int, str], where: str, text: str 
     if node.kind == "const":
         holds = bool(node.value) != negate
         return Clause("true" if holds else "false", line)
-    return Clause(formula, line, _solve(node, names, trips, negate), where)
+    solved = _solve(node, names, flags, trips, negate)
+    if solved == _ALWAYS:
+        return Clause("true", line)  # holds at every launch the kernel can be given
+    return Clause(formula, line, solved, where)
 
 
-def _solve(node: Node, names: dict[int, str], trips: bool, negate: bool) -> str | None:
+_ALWAYS = "always"
+
+
+def _solve(node: Node, names: dict[int, str], flags: set[int], trips: bool, negate: bool) -> str | None:
     """`NAME >= v`: the smallest value of the one argument `node` depends on that makes the
     clause hold, when it fails at the smallest launch value and holds from v on (checked at
-    v - 1, v and a few larger values); None otherwise."""
+    v - 1, v and a few larger values); `_ALWAYS` when it holds from 1 on for a size (a size is
+    at least 1: `input_points`' launch rule; a flag may be 0); None otherwise."""
     deps = variables(node)
     if len(deps) != 1:
         return None
@@ -126,6 +134,8 @@ def _solve(node: Node, names: dict[int, str], trips: bool, negate: bool) -> str 
             value = None if r is None else bool(r)
         return None if value is None else value != negate
 
+    if pos not in flags and all(holds(v) is True for v in (1, 2, 3, 7, 63, 64, 65, 1000, _SEARCH_MAX)):
+        return _ALWAYS
     if holds(1) is not False:
         return None
     hi = 2
