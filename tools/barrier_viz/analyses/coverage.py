@@ -128,6 +128,8 @@ class AccumulatorRow(_Frozen):
     ok: bool
     verdict: str
     evidence: list[int] = Field(default_factory=list)
+    init_condition: str | None = Field(None, description="when the self-zeroing MMA runs in a tile (None: always); "
+                                                         "without it the zero store is the accumulator's only init")
 
 
 @dataclass(frozen=True)
@@ -682,7 +684,8 @@ class _Coverage:
         same = None if not stores else set(sparts) <= set(mparts)
         outer = next((_loops(m.op)[1] for m in mmas if len(_loops(m.op)) >= 2), None)
         barriers, commits = self._accumulator_barriers(root) if self.stage != "pre-partition" else (None, None)
-        status, ok, verdict, evidence = self._accumulator_verdict(mmas, stores, self_zero, same, outer)
+        condition = self._init_condition(mmas, outer) if self_zero and stores else None
+        status, ok, verdict, evidence = self._accumulator_verdict(mmas, stores, self_zero, same, outer, condition)
         return AccumulatorRow(
             buffer_id=_int_attr(root, "buffer.id"), name=_label(root), line=root.line,
             type=root.result_types[0] if root.result_types else "?", mma_lines=[m.op.line for m in mmas],
@@ -690,7 +693,20 @@ class _Coverage:
             zero_store_lines=[s.op.line for s in stores], store_partitions=sparts, same_partition=same,
             persistent_loop=outer.name if outer is not None else None,
             persistent_loop_line=outer.line if outer is not None else None,
-            barriers=barriers, commits=commits, status=status, ok=ok, verdict=verdict, evidence=evidence)
+            barriers=barriers, commits=commits, status=status, ok=ok, verdict=verdict, evidence=evidence,
+            init_condition=condition)
+
+    def _init_condition(self, mmas, outer) -> str | None:
+        """When the MMA that starts the tile with useD=false runs at all in a tile (its predicate,
+        the trip count of the K loop around it: `run_condition`); None when always. Where it
+        does not run, nothing but the zero store initialises the accumulator."""
+        from .run_condition import describe, run_condition
+
+        first = [m for m in mmas if self.use_d_state(m.op) in ("false", "false-first")]
+        conditions = [describe(run_condition(self.a, m.op, outer)) for m in first]
+        if not first or any(not c for c in conditions):
+            return None
+        return conditions[0]
 
     def _is_zero_store(self, op: Operation) -> bool:
         pos = op.positional
@@ -701,7 +717,7 @@ class _Coverage:
                 d = self.a.values.lookup(owner.operands[d.index], owner)
         return isinstance(d, OpResult) and d.op.name == "arith.constant" and _is_zero_literal(d.op.literals)
 
-    def _accumulator_verdict(self, mmas, stores, self_zero, same, outer):
+    def _accumulator_verdict(self, mmas, stores, self_zero, same, outer, condition=None):
         if not stores:
             if self_zero:
                 return "clean", True, "✓ init via useD=false only (no explicit zero store)", []
@@ -720,9 +736,9 @@ class _Coverage:
             where = "no persistent loop" if outer is None else "the store runs once, outside the persistent loop"
             return ("redundant_single_tile", False, f"⚠ redundant cross-partition zero store ({where}: "
                     "an extra channel, no cross-tile reuse)", lines)
-        return self._zero_store_ordering(looped, mmas, outer, lines)
+        return self._zero_store_ordering(looped, mmas, outer, lines, condition)
 
-    def _zero_store_ordering(self, stores, mmas, outer, lines):
+    def _zero_store_ordering(self, stores, mmas, outer, lines, condition=None):
         """A surviving zero store is harmless only if (A) the MMA of the tile waits, before its
         first write, on a forward barrier released after the store, and (B) the store waits for
         the previous tile's MMAs."""
@@ -740,20 +756,29 @@ class _Coverage:
                 start, g, lambda op, q, _a: q == sp and s_outer is not None and s_outer in op.ancestors())
             if to_mma is None or from_mma is None:
                 side = "before the tile's first MMA" if to_mma is None else "after the previous tile's MMAs"
+                expected = ("store removed; init via useD=false only" if not condition else
+                            f"store removed if {condition} always holds, else ordered before the tile's MMA: "
+                            "without it a tile with no MMA reads uninitialised TMEM")
                 return ("redundant_unordered", False, f"✗ REDUNDANT cross-partition zero store (line {s.op.line}, "
                         f"{self.plabel(sp)}) in a persistent {outer.name} (line {outer.line}); nothing orders it {side} "
-                        f"in {self.plabel(g)} → cross-tile race/hang (expected: store removed; init via useD=false only)",
-                        lines)
+                        f"in {self.plabel(g)} → cross-tile race/hang (expected: {expected})", lines)
             ev = [x for e in to_mma + from_mma for x in (e.arrive.line, e.wait.line)]
             via = "; ".join(f"{e.barrier}: line {e.arrive.line} → {e.wait.line}" for e in to_mma)
             back = "; ".join(f"{e.barrier}: line {e.arrive.line} → {e.wait.line}" for e in from_mma)
             first = next((m.op.line for m in mmas if self.use_d_state(m.op) in ("false", "false-first")), mma.op.line)
+            if condition:
+                dead = (f"Not a race: when {condition}, the MMA at line {first} starts the tile with useD=false and "
+                        "overwrites the zeros, so the store is dead work that costs a cross-partition handshake per "
+                        "tile; otherwise that MMA does not run and the zeros are the accumulator's only "
+                        "initialisation, so the store is needed then (remove it only if that condition always holds, "
+                        "or predicate it on the condition's negation).")
+            else:
+                dead = (f"Not a race: the MMA at line {first} starts each tile with useD=false and overwrites the "
+                        "zeros, so the store is dead work that costs a cross-partition handshake per tile — a channel "
+                        "that should not exist (remove the store).")
             return ("redundant_ordered", False, f"⚠ REDUNDANT cross-partition zero store (line {s.op.line}, "
                     f"{self.plabel(sp)}) in a persistent {outer.name} (line {outer.line}), but ordered: store → MMA via "
-                    f"{via}; MMA → next store via {back}. Not a race: the MMA at line {first} starts each tile with "
-                    "useD=false and overwrites the zeros, so the store is dead work that costs a cross-partition "
-                    "handshake per tile — a channel that should not exist (remove the store).",
-                    sorted(set(lines + ev)))
+                    f"{via}; MMA → next store via {back}. " + dead, sorted(set(lines + ev)))
         return "clean", True, "✓", lines
 
     def _forward(self, op: Operation) -> bool:
@@ -879,8 +904,18 @@ def _accumulator_findings(r: AccumulatorRow) -> list[Finding]:
     return [finding(
         Kind.RACE_REDUNDANT_ZERO_STORE, sev, f"Accumulator {r.name} (buffer.id {r.buffer_id}): {r.verdict}",
         lines=r.evidence, partitions=r.store_partitions + r.mma_partitions, buffer_id=r.buffer_id,
-        evidence={"row": r.model_dump()},
-        suggestion="Remove the zero tmem_store; the MMA's useD=false on the first iteration already initializes it.")]
+        evidence={"row": r.model_dump()}, suggestion=_zero_store_suggestion(r))]
+
+
+def _zero_store_suggestion(r: AccumulatorRow) -> str:
+    """Remove the store, where that holds: the useD=false MMA initialises the accumulator only
+    in a tile where it runs (`AccumulatorRow.init_condition`)."""
+    if not r.init_condition:
+        return "Remove the zero tmem_store; the MMA's useD=false on the first iteration already initializes it."
+    return (f"Remove the zero tmem_store only if {r.init_condition} holds for every launch: the MMA whose useD=false "
+            "initializes the accumulator runs only then, and in a tile where it does not run (e.g. a K smaller than "
+            "one K block) the zeros are what the epilogue reads. Otherwise keep the store but predicate it on the "
+            "negation (store zeros only in a tile with no MMA), ordered before the epilogue's read.")
 
 
 def single_copy_findings(analysis) -> list[Finding]:

@@ -275,6 +275,7 @@ def race_findings(races: list[RaceReport]):
     both `check` (`verdicts.run_races`, on its own schedules) and `explore` make them. A race
     first seen on a schedule `check` does not run (a starved partition, a random one) says so."""
     from .findings import Kind, Severity, finding
+    from .tma_store import TMA_STORE_OPS
 
     out = []
     for r in races:
@@ -284,9 +285,14 @@ def race_findings(races: list[RaceReport]):
         ops = (r.first_op, r.second_op)
         tmem_pack = (r.storage.startswith("TMEM") and any(o.startswith("ttng.tc_gen5_mma") for o in ops)
                      and any(o in ("ttng.tmem_load", "ttng.tmem_store") for o in ops))
+        store = next((k for k, o in zip((r.first_kind, r.second_kind), ops) if o in TMA_STORE_OPS and k == "read"), None)
         if tmem_pack:
             kind = Kind.RACE_PACKED_TMEM_OVERWRITE
             what = "an MMA overwrite and a TMEM access in another partition touch the same columns"
+        elif store is not None and "write" in (r.first_kind, r.second_kind):
+            kind = Kind.RACE_TMA_STORE_REUSE
+            what = ("the TMA store may still be reading its SMEM source when it is rewritten: no store wait "
+                    "(async_tma_store_wait / store token wait) retires the store before the write")
         elif r.first_kind == "write" and r.second_kind == "read":
             kind = Kind.RACE_UNSYNCHRONIZED_READ
             what = "a read is not ordered after the write it should see"

@@ -32,6 +32,7 @@ class Kind(str, Enum):
     RACE_USE_AFTER_RELEASE = "race.use_after_release"
     RACE_TENSORMAP_REWRITE = "race.tensormap_rewrite"
     RACE_REMOTE_AFTER_EXIT = "race.remote_after_exit"
+    RACE_TMA_STORE_REUSE = "race.tma_store_reuse"
     WAIT_REMOTE_BARRIER = "wait.remote_barrier"
     TOKEN_NOT_LOOP_CARRIED = "token.not_loop_carried"
     CHANNEL_SAME_PARTITION = "channel.same_partition"

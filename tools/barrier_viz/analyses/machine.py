@@ -292,6 +292,7 @@ class Machine:
         self.remote: dict[tuple, tuple] | None = {} if self.hb is not None and self.cluster.size > 1 else None
         self.agent_issue: dict[int, tuple] = {}  # agent -> (its stamp, tcgen05 order) at its latest issue
         self.tc_issues: dict[int, list[tuple[int, int, bool]]] = {}  # thread -> (agent, stamp, is a commit) per tcgen05 issue
+        self.stores: dict[int, list["StoreToken"]] = {}  # thread -> its TMA stores still reading SMEM, oldest first
 
     # -- synchronisation events (kept here so happens-before tracking sees every one) ---------
     def agent(self, who: int, op: Operation, joins: tuple[int, ...] = ()) -> int | None:
@@ -1086,7 +1087,70 @@ def _h_commit(m: Machine, op: Operation, env, who, it):
         m.arrive_async(slot, op.line, who, agent, it)
 
 
+@dataclass(frozen=True, slots=True)
+class StoreToken:
+    """One issue of a TMA store (`async_tma_copy_local_to_global` and its reduce / scatter
+    forms): the async agent reading its SMEM source and the clock stamp of that read. It is
+    the op's token value, so `async_tma_store_token_wait %tok` knows which store it retires."""
+
+    agent: int
+    stamp: int
+
+
+def _h_tma_store(m: Machine, op: Operation, env, who, it):
+    """A bulk tensor store reads its SMEM source asynchronously (`cp.async.bulk.tensor` from
+    shared::cta): the read belongs to an async agent of the thread and ends only when a store
+    wait retires it, so a rewrite of the source before that wait is unordered with the read."""
+    for r in op.results:
+        env[r] = None
+    if m.hb is None:
+        return
+    pos = op.positional
+    agent = m.agent(who, op)
+    if agent is None or len(pos) < 2:
+        return
+    m.access(op, env.get(pos[1]), "read", agent, it)
+    token = StoreToken(agent, m.hb.clock(agent)[agent])
+    m.stores.setdefault(who, []).append(token)
+    for r in op.results:
+        env[r] = token
+
+
+def retire_stores(m: Machine, who: int, tokens) -> None:
+    """The thread has seen these stores finish reading SMEM (a store wait passed): it now
+    knows each read, up to the read's own stamp (not the agent's later issues, which a
+    `pendings = N` wait leaves in flight)."""
+    if m.hb is None:
+        return
+    clock = m.hb.clock(who)
+    for t in tokens:
+        if clock.get(t.agent, 0) < t.stamp:
+            clock[t.agent] = t.stamp
+
+
+def _h_tma_store_wait(m: Machine, op: Operation, env, who, it):
+    """`async_tma_store_wait {pendings = N}` (`cp.async.bulk.wait_group.read N`): at most the N
+    most recent stores of this thread are still reading; the older ones are retired."""
+    pending = m.stores.get(who)
+    if not pending:
+        return
+    n = op.attr("pendings")
+    n = n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0
+    keep = len(pending) - n if n < len(pending) else 0
+    retire_stores(m, who, pending[:keep])
+    m.stores[who] = pending[keep:]
+
+
 def _h_store_wait(m: Machine, op: Operation, env, who, it):
+    """`async_tma_store_token_wait %tok (, %bar[%pred])*`: the store of `%tok` has finished
+    reading SMEM (an unknown token: every store of the thread so far), then the barriers get
+    one arrival each."""
+    pending = m.stores.get(who)
+    if pending:
+        token = env.get(op.positional[0]) if op.positional else None
+        done = [token] if isinstance(token, StoreToken) and token in pending else list(pending)
+        retire_stores(m, who, done)
+        m.stores[who] = [t for t in pending if t not in done]
     items = _bracketed_after(op, 1)
     if not items:
         return
@@ -1367,7 +1431,10 @@ _HANDLERS = {
     "ttg.local_load": _accessor(reads=(0,), writes=()),
     "ttg.local_store": _accessor(reads=(), writes=(1,)),
     "ttng.warp_group_dot": _accessor(reads=(0, 1), writes=()),
-    "ttng.async_tma_copy_local_to_global": _accessor(reads=(1,), writes=()),
+    "ttng.async_tma_copy_local_to_global": _h_tma_store,
+    "ttng.async_tma_reduce": _h_tma_store,
+    "ttng.async_tma_scatter": _h_tma_store,
+    "ttng.async_tma_store_wait": _h_tma_store_wait,
     "ttng.tmem_copy": _h_tmem_copy,
     "scf.for": _h_for,
     "scf.while": _h_while,

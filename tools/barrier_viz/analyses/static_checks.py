@@ -3,9 +3,12 @@
 Each rule looks at one shape the phase model makes suspicious and states its evidence:
 
 * `phase.constant_in_loop`: a wait inside a loop whose parity never changes there, on a barrier
-  that is not re-initialised in that loop (ir-semantics §7.3).
+  that is not re-initialised in that loop (ir-semantics §7.3). The loop is the one that repeats
+  the wait with its predicate evaluated per iteration (`predicates.py`): a wait on a
+  first-iteration flag is repeated by the enclosing loop only.
 * `wait.redundant`: a second wait on the same slot with the same parity, or with the inverted
-  parity the previous flip already serves; harmless over-synchronization (info).
+  parity the previous flip already serves, where the first runs whenever the second does;
+  harmless over-synchronization (info).
 * `expect.bytes_mismatch`: `barrier_expect` bytes differ from the bytes the TMA copies on that
   barrier deliver (the phase never completes exactly).
 * `race.unsynchronized_read`: a partition reads a TMA-filled buffer and nowhere in the iteration
@@ -53,6 +56,9 @@ def static_findings(analysis) -> list[Finding]:
     from .early_release import early_releases  # its own module; it reuses the helpers below
 
     out += early_releases(analysis)
+    from .tma_store import tma_store_reuses  # its own module: the async store path
+
+    out += tma_store_reuses(analysis)
     from .remote_wait import remote_waits  # its own module: a cluster rule on the barrier's address space
 
     out += remote_waits(analysis)
@@ -175,7 +181,7 @@ def constant_phase(analysis) -> list[Finding]:
         for u in b.uses:
             if u.role not in (Role.WAIT, Role.ACQUIRE) or u.phase is None:
                 continue
-            loop = innermost_loop(u.op)
+            loop = _loop_it_repeats_in(analysis, u)
             if loop is None:
                 continue
             if any(loop in i.op.ancestors() for i in inits) or (b.alloc is not None and loop in b.alloc.ancestors()):
@@ -193,6 +199,35 @@ def constant_phase(analysis) -> list[Finding]:
                 evidence={"phase_operand": u.phase, "loop_line": loop.line},
                 suggestion="Derive the phase from the loop's use counter: ((n / depth) & 1), inverted for the producer's acquire."))
     return out
+
+
+def _loop_it_repeats_in(analysis, u: BarrierUse) -> Operation | None:
+    """The innermost loop in which the op of `u` runs in more than one iteration of an entry,
+    with its predicate evaluated per iteration (`predicates.py`): a wait on a first-iteration
+    flag runs once per entry of its loop, like an op just before that loop, so the loop that
+    repeats it is the enclosing one. None when no loop repeats it (or it never runs)."""
+    from .predicates import FIRST, NEVER, iteration_runs
+
+    loop = innermost_loop(u.op)
+    while loop is not None:
+        runs = iteration_runs(analysis, u.op, u.predicate, loop)
+        if runs == NEVER:
+            return None
+        if runs != FIRST:
+            return loop
+        loop = innermost_loop(loop)
+    return None
+
+
+def _runs_whenever(analysis, earlier: BarrierUse, later: BarrierUse) -> bool:
+    """Does `earlier` run in every iteration in which `later` runs? Unpredicated (or constant
+    true), or on the very same predicate value. A wait on a first-iteration flag, a pid or a
+    `k_tiles > 0` guard does not: a later unpredicated wait is then the only one there."""
+    from .predicates import constant_bool
+
+    if earlier.predicate is None or earlier.predicate == later.predicate:
+        return True
+    return constant_bool(analysis, earlier.predicate, earlier.op) is True
 
 
 def _constant_phase(u: BarrierUse, analysis) -> int | None:
@@ -247,7 +282,7 @@ def redundant_waits(analysis) -> list[Finding]:
                 if earlier is None or _slot_key(earlier) != _slot_key(later) or earlier.partition != later.partition:
                     continue
                 relation = _phase_relation(earlier, later, analysis)
-                if relation is None:
+                if relation is None or not _runs_whenever(analysis, earlier, later):
                     continue
                 out.append(finding(
                     Kind.WAIT_REDUNDANT, Severity.info,

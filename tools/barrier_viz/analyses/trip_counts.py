@@ -121,9 +121,12 @@ class Observation:
 
 
 # -- building ----------------------------------------------------------------------------------------
-def build_model(function: Operation, barrier_ops: set[int], header: str = "") -> InputModel:
+def build_model(function: Operation, barrier_ops: set[int], header: str = "",
+                pred_at: dict[str, int] | None = None) -> InputModel:
     """Read `function` into expressions. `barrier_ops`: ids of the operations that act on a
-    barrier; `header`: the function's written header (for `tt.divisibility` of arguments)."""
+    barrier; `header`: the function's written header (for `tt.divisibility` of arguments);
+    `pred_at`: the predicate operand of each op kind whose predicate is a site (default
+    `_PRED_AT`, the barrier operations')."""
     body = function.regions[0].blocks[0] if function.regions and function.regions[0].blocks else None
     divis = _divisibility(header)
     args: list[IntArg] = []
@@ -134,7 +137,7 @@ def build_model(function: Operation, barrier_ops: set[int], header: str = "") ->
                 name = a.name.lstrip("%")
                 args.append(IntArg(i, name, a.type, divis.get(name, 1), flag=a.type == "i1"))
                 env[a.name] = Node("arg", index=i, name=name, value=int_width(a.type))
-    b = _Builder(barrier_ops)
+    b = _Builder(barrier_ops, pred_at if pred_at is not None else _PRED_AT)
     if body is not None:
         b.block(body, _Scope(env), None, 0, 0)
     uses = b.arg_uses
@@ -300,8 +303,9 @@ _PRED_AT = {"ttng.wait_barrier": 2, "ttng.arrive_barrier": 1, "ttng.barrier_expe
 
 
 class _Builder:
-    def __init__(self, barrier_ops: set[int]):
+    def __init__(self, barrier_ops: set[int], pred_at: dict[str, int]):
         self.barrier_ops = barrier_ops
+        self.pred_at = pred_at
         self.sites: list[Site] = []
         self.roots: list[Site] = []
         self.pid_axes: set[int] = set()
@@ -367,7 +371,7 @@ class _Builder:
                 scope.names[r] = OPAQUE
 
     def _predicate(self, op: Operation, scope: _Scope, parent: Site | None, branch: int) -> None:
-        at = _PRED_AT.get(op.name)
+        at = self.pred_at.get(op.name)
         pos = op.positional
         if at is None or at >= len(pos):
             return

@@ -14,6 +14,10 @@ transaction phase). Two more forms, for GPU truth that pins a family but not a k
 pattern such as `race.*` (any error finding of that family), and the group `error` (any error
 finding at all: a kernel the GPU saw fault, which proves it broken but not how).
 
+An expected finding may name its `severity` (then that severity, not an error, is what matches:
+a warning whose text is the point) and `says` (text the finding's message or suggestion must
+contain: a suggested fix must state the condition it holds under).
+
 An expected finding of a cluster case may carry `cta`: a CTA rank, or `any`; the finding must
 name that CTA (a witness thread or partition called `cta<k>.<partition>`), so a hang is pinned to
 the CTA that hangs.
@@ -97,7 +101,7 @@ def load_case(folder: Path) -> Case:
     for f in findings:
         if not isinstance(f, dict) or "kind" not in f:
             raise ValueError(f"{spec_path}: every expected finding needs a kind: {f!r}")
-        unknown = set(f) - {"kind", "barrier", "buffer_id", "partition", "line", "cta"}
+        unknown = set(f) - {"kind", "barrier", "buffer_id", "partition", "line", "cta", "severity", "says"}
         if unknown:
             raise ValueError(f"{spec_path}: unknown keys in expected finding: {sorted(unknown)}")
     return Case(name=folder.name, input=inp, findings=findings, absent=list(spec.get("absent") or []),

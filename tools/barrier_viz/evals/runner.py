@@ -54,7 +54,8 @@ def check_case(case: Case) -> tuple[list[Reported], str | None, float]:
     except Exception as exc:  # noqa: BLE001 - a crash on a case is a scored failure, not an abort
         return [], f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}", time.perf_counter() - t0
     reported = [Reported(kind=f.kind, severity=f.severity.value, lines=list(f.lines), partitions=list(f.partitions),
-                         barrier=f.barrier, buffer_id=f.buffer_id, message=f.message, threads=witness_threads(f.evidence))
+                         barrier=f.barrier, buffer_id=f.buffer_id, message=f.message, threads=witness_threads(f.evidence),
+                         suggestion=f.suggestion or "")
                 for f in result.findings]
     return reported, None, time.perf_counter() - t0
 

@@ -4,7 +4,9 @@ Definitions (so the numbers printed by `eval` mean one thing):
 
 * An expectation matches a reported finding when the kinds match (the group `hang` matches any
   hang kind, `error` any error, a family pattern `race.*` any error of that family) and every other key it gives (barrier, buffer_id, partition, line) matches. An
-  expectation of a hang or race kind needs an *error* finding: a warning is not a verdict. An
+  expectation of a hang or race kind needs an *error* finding: a warning is not a verdict, unless
+  the expectation names its `severity` (a warning whose wording is what the case checks: `says`
+  lists text that must appear in the finding's message or suggestion). An
   expectation's `cta` (a rank, or `any`) needs a finding that names the CTA: one of its witness
   threads or partitions is `cta<k>.<partition>`. `deadlock.*` also matches a hang-kind error of
   another family (`expect.bytes_mismatch`) that carries the interpreter's witness: the run that
@@ -41,6 +43,7 @@ class Reported:
     buffer_id: int | None = None
     message: str = ""
     threads: list[str] = field(default_factory=list)  # witness threads (cluster: cta<k>.<partition>)
+    suggestion: str = ""
 
     @property
     def is_hang(self) -> bool:
@@ -66,7 +69,14 @@ def kind_matches(expected: str, r: Reported) -> bool:
 
 
 def expectation_matches(e: dict[str, Any], r: Reported) -> bool:
-    if not kind_matches(e["kind"], r):
+    if "severity" in e:
+        # A stated severity (a warning whose text is the point) replaces the error a verdict needs.
+        if r.kind != e["kind"] or r.severity != e["severity"]:
+            return False
+    elif not kind_matches(e["kind"], r):
+        return False
+    says = e.get("says") or []
+    if any(str(s) not in f"{r.message}\n{r.suggestion}" for s in ([says] if isinstance(says, str) else says)):
         return False
     if "partition" in e and e["partition"] not in r.partitions:
         return False
@@ -203,7 +213,8 @@ def _group_summary(scores: list[CaseScore]) -> dict[str, Any]:
 def _rates(scores: list[CaseScore]) -> dict[str, Any]:
     dl = [s for s in scores if s.case.expects_deadlock]
     good = [s for s in scores if s.case.known_good]
-    race_exp = [(s, e) for s in scores for e in s.case.findings if e["kind"].startswith("race.")]
+    race_exp = [(s, e) for s in scores for e in s.case.findings
+                if e["kind"].startswith("race.") and e.get("severity", "error") == "error"]
     return {
         "cases": len(scores),
         "passed": sum(s.passed for s in scores),
