@@ -6,7 +6,8 @@ needs triton (upstream 3.6, as on the H200), tritonparse and torch (tritonparse 
 that interpreter. With tritonparse's structured logging on and `TRITON_CACHE_DIR` pointing at a
 fresh folder, it compiles through `triton.compile` with explicit targets (no GPU needed):
 
-* `trace_kernels.chunk_sum` (Gluon, hand-written warp specialization) for cuda:90;
+* `trace_kernels.chunk_sum` (Gluon, hand-written warp specialization) for cuda:90, and
+  `chunk_sum_lost_ready`, the same with the loader's ready arrival left out (it hangs);
 * `input_kernels.gemm_splitk` (tl.range(..., warp_specialize=True)) for cuda:100, twice
   (num_stages 2 and 3: two cache entries of one kernel, as autotuning makes them);
 * `input_kernels.gemm_persistent_few` for cuda:100 (a second name starting with `gemm`).
@@ -50,11 +51,11 @@ def main() -> None:
     import input_kernels as ik
     import trace_kernels as tk
 
-    fn = tk.chunk_sum
     sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "K": "i32", "num_warps": "constexpr"}
     attrs = {(i,): [["tt.divisibility", 16]] for i in range(3)}
-    triton.compile(GluonASTSource(fn, sig, {(fn.arg_names.index("num_warps"),): 4}, attrs=attrs),
-                   target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    for fn in (tk.chunk_sum, tk.chunk_sum_lost_ready):
+        triton.compile(GluonASTSource(fn, sig, {(fn.arg_names.index("num_warps"),): 4}, attrs=attrs),
+                       target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
     for name, stages in (("gemm_splitk", 2), ("gemm_splitk", 3), ("gemm_persistent_few", 3)):
         kfn, ksig, variants = ik.KERNELS[name]
         constexprs = variants[0]

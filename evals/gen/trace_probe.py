@@ -2,7 +2,7 @@
 
 Device side; needs torch, triton (>= 3.6, with Gluon), tritonparse and the standard library:
 
-    python3 trace_probe.py OUT [--hang-after S]
+    python3 trace_probe.py OUT [--hang-after S] [--launches 4096,0] [--compression gzip]
 
 One child process (gpu_probe.py's watchdog `_run`: the hang clock starts when the child prints
 LAUNCH, after the JIT compile) turns on tritonparse's structured logging with launch tracing,
@@ -12,6 +12,8 @@ consumer's peeled wait on slot 0 never completes). The second launch must hang: 
 kills the child, and the trace keeps both launch events, because tritonparse writes each event
 when the launch is entered and flushes it. OUT/ gets the trace (`*.ndjson`, as tritonparse named
 it) and `probe.json`: the outcome of each launch as the child reported it and the watchdog saw.
+`--compression gzip` has tritonparse write its gzip form (gzip members, `*.bin.ndjson`), and
+`--launches` chooses the K of each launch (in order).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ CHILD = r'''
 import sys, json
 mode, trace_dir, probe, here = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
 import tritonparse.structured_logging as tp
-tp.init(trace_dir, enable_trace_launch=True)
+tp.init(trace_dir, enable_trace_launch=True, compression=probe.get("compression"))
 import torch
 sys.path.insert(0, here)
 import trace_kernels as tk
@@ -57,13 +59,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
     ap.add_argument("--hang-after", type=float, default=20.0, help="seconds after LAUNCH before a hang is declared")
+    ap.add_argument("--launches", default="4096,0", help="K of each launch, in order")
+    ap.add_argument("--compression", default=None, help="tritonparse's trace compression (none, gzip)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp())
     child = tmp / "trace_child.py"
     child.write_text(CHILD)
-    probe = {"programs": 4, "launches": [4096, 0]}
+    probe = {"programs": 4, "launches": [int(k) for k in args.launches.split(",")], "compression": args.compression}
     trace_dir = tmp / "trace"
     label, secs, tail = _run(child, "trace", trace_dir, probe, 300, args.hang_after, str(tmp / "cache"), keep=4000)
     print(f"chunk_sum: {label} {secs}s\n{tail}", flush=True)
@@ -78,7 +82,7 @@ def main() -> None:
     meta = {"triton": triton.__version__, "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0),
             "watchdog": label, "seconds": secs, "hang_after": args.hang_after}
     (out / "probe.json").write_text(json.dumps({"meta": meta, "probe": probe, "outcomes": outcomes}, indent=1))
-    for f in sorted(trace_dir.rglob("*.ndjson*")):
+    for f in sorted(p for p in trace_dir.rglob("*") if p.is_file() and ".ndjson" in p.name):
         shutil.copy(f, out / f.name)
         print("trace:", f.name, f.stat().st_size, flush=True)
 

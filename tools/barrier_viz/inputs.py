@@ -80,7 +80,16 @@ class Source:
 
     @property
     def compressed(self) -> bool:
-        return self.path is not None and self.path.name.endswith(".gz")
+        """A `.gz` name, or gzip's magic bytes (tritonparse's gzip traces are `*.bin.ndjson`)."""
+        if self.path is None:
+            return False
+        if self.path.name.endswith(".gz"):
+            return True
+        try:
+            with open(self.path, "rb") as fh:
+                return fh.read(2) == b"\x1f\x8b"
+        except OSError:
+            return False
 
     def open(self) -> io.BufferedIOBase:
         if self.data is not None:

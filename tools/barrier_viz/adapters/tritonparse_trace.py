@@ -26,10 +26,11 @@ from typing import Any
 from ..errors import InputError
 from ..inputs import Source, Unit, _flags, _function_names
 
-# Module attributes the compile metadata can supply where a TTGIR lacks them (older or newer
-# Triton prints some of them, not all): the analysis reads warps, CTAs and cluster shape there.
+# Module attributes the compile metadata can supply where a TTGIR lacks them (Triton 3.6 prints
+# no cluster shape in the TTGIR, for one): the analysis reads CTAs and the cluster there. Not
+# `num_warps`: for a warp-specialized kernel the metadata counts every partition's warps (8 for
+# a 4-warp default partition and a 1-warp worker), the module's `ttg.num-warps` only the default's.
 META_TO_MODULE_ATTR = {
-    "num_warps": ("ttg.num-warps", "{} : i32"),
     "num_ctas": ("ttg.num-ctas", "{} : i32"),
 }
 
@@ -151,7 +152,7 @@ def config_of(meta: dict) -> dict[str, Any]:
 
 
 def module_defaults(meta: dict) -> dict[str, str]:
-    """Module attributes (MLIR attribute text) the metadata supplies: warps, CTAs, the cluster
+    """Module attributes (MLIR attribute text) the metadata supplies: CTAs, the cluster
     shape (`cluster_dims`, or `ctas_per_cga` in newer Triton) and the target. Applied only where
     the TTGIR's module does not say (inputs.load_unit)."""
     out: dict[str, str] = {}
