@@ -118,7 +118,7 @@ def _kernel_input(spec: str) -> str:
         entry, others = resolve(spec)
     except InputError as exc:
         _fail(str(exc), 2)
-    if others:
+    if others and "@" not in spec:
         typer.echo(f"barrier-viz: --kernel {spec}: the newest of {len(others) + 1} entries, {entry.describe()}; "
                    f"`barrier-viz inputs --kernels {entry.name}` lists them, NAME@HASH picks one", err=True)
     return str(entry.ttgir)
