@@ -121,6 +121,7 @@ def _run_module(tmp_path: Path, *extra: str, inject: bool = False) -> subprocess
     shutil.copy(FIXTURES / "pytest_plugin" / "conftest_module.py", tmp_path / "conftest.py")
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "tools"), os.environ.get("PYTHONPATH", "")]),
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",  # only `-p`: an installed entry point would register it twice
                BARRIER_VIZ_GEN=str(REPO / "evals" / "gen"), TRITON_CACHE_DIR=str(tmp_path / "triton-cache"),
                BARRIER_VIZ_INJECT_BAD="1" if inject else "0")
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "barrier_viz.adapters.pytest_plugin",
@@ -157,7 +158,8 @@ def test_plugin_without_triton_says_so(tmp_path: Path):
         pass
     (tmp_path / "test_nothing.py").write_text("def test_one():\n    pass\n")
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "tools"), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "tools"), os.environ.get("PYTHONPATH", "")]),
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     r = subprocess.run([sys.executable, "-m", "pytest", "-p", "barrier_viz.adapters.pytest_plugin", "-p",
                         "no:cacheprovider", "--barrier-viz"], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=300)
