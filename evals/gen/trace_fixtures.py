@@ -7,7 +7,7 @@ that interpreter. With tritonparse's structured logging on and `TRITON_CACHE_DIR
 fresh folder, it compiles through `triton.compile` with explicit targets (no GPU needed):
 
 * `trace_kernels.chunk_sum` (Gluon, hand-written warp specialization) for cuda:90, and
-  `chunk_sum_lost_ready`, the same with the loader's ready arrival left out (it hangs);
+  `chunk_sum_lost_ready`, whose loader arrives on barriers nobody waits on (it hangs);
 * `input_kernels.gemm_splitk` (tl.range(..., warp_specialize=True)) for cuda:100, twice
   (num_stages 2 and 3: two cache entries of one kernel, as autotuning makes them);
 * `input_kernels.gemm_persistent_few` for cuda:100 (a second name starting with `gemm`).

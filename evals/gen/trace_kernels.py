@@ -83,30 +83,20 @@ def chunk_sum(x_ptr, out_ptr, K, num_warps: gl.constexpr):
     gl.warp_specialize([(_chunk_sum_add, args), (_chunk_sum_load, args)], [1], [40])
 
 
-@gluon.jit
-def _chunk_sum_load_no_ready(x_ptr, out_ptr, bufs, ready, empty, K):
-    """The loader with its ready arrival forgotten: the consumer's first wait never completes,
-    whatever the launch (the injected bad kernel of the pytest plugin's tests)."""
-    layout: gl.constexpr = gl.BlockedLayout([1], [32], [1], [0])
-    base = gl.program_id(0).to(gl.int64) * K
-    idx = gl.to_tensor(0)
-    phase = gl.to_tensor(0)
-    for k in range(0, K, BK):
-        mbarrier.wait(empty.index(idx), phase ^ 1)
-        offs = gl.arange(0, BK, layout=layout) + k
-        chunk = gl.load(x_ptr + base + offs, mask=offs < K, other=0.0)
-        bufs.index(idx).store(chunk)
-        idx, phase = _next(idx, phase)
+
 
 
 @gluon.jit
 def chunk_sum_lost_ready(x_ptr, out_ptr, K, num_warps: gl.constexpr):
-    smem: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [0])
-    bufs = gl.allocate_shared_memory(gl.float32, [STAGES, BK], smem)
+    """`chunk_sum` with its loader handed the wrong barriers: `empty` as its ready barriers, so
+    nothing ever arrives on `ready` and the consumer's first wait never completes, whatever the
+    launch (the injected bad kernel of the pytest plugin's tests). The allocations repeat
+    chunk_sum's on purpose: chunk_sum is the source the H200 traces were made from."""
+    bufs = gl.allocate_shared_memory(gl.float32, [STAGES, BK], gl.SwizzledSharedLayout(1, 1, 1, [0]))
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(ready.index(i), count=1)
         mbarrier.init(empty.index(i), count=1)
-    args = (x_ptr, out_ptr, bufs, ready, empty, K)
-    gl.warp_specialize([(_chunk_sum_add, args), (_chunk_sum_load_no_ready, args)], [1], [40])
+    gl.warp_specialize([(_chunk_sum_add, (x_ptr, out_ptr, bufs, ready, empty, K)),
+                        (_chunk_sum_load, (x_ptr, out_ptr, bufs, empty, empty, K))], [1], [40])

@@ -140,7 +140,7 @@ class Format(str, Enum):
     json = "json"
 
 
-InputArg = Annotated[str, typer.Argument(help="IR file (.ttgir, .mlir, dump .txt, .gz), a dump directory, or - for stdin.", show_default=False)]
+InputArg = Annotated[str, typer.Argument(help="IR file (.ttgir, .mlir, dump .txt, .gz), a tritonparse trace (.ndjson), a dump directory, or - for stdin.", show_default=False)]
 UnitOpt = Annotated[Optional[str], typer.Option("--unit", "-u", help="Unit: an index, a label substring (e.g. doCodePartition), or last-ws.")]
 FuncOpt = Annotated[Optional[str], typer.Option("--func", help="Function to analyse (name, with or without @).")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
