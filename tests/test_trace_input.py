@@ -150,3 +150,13 @@ def test_unmappable_values_say_why():
     assert "scale=0.5" in why and "out_ptr=7" in why and "mode='fast'" in why
     assert "x_ptr" not in " ".join(m.unmapped)  # memory, not a value of the barrier program
     assert map_launch(launch, {}).args == {}  # no names to match: nothing is guessed
+
+
+def test_tritonparse_parsed_output_too():
+    """`tritonparse parse` output (`*_mapped.ndjson.gz`) keeps the compilation and the launches
+    and adds its own events (`ir_analysis`, `launch_diff`), which are counted, not read."""
+    parsed = TRACES / "h200_chunk_sum_parsed_mapped.ndjson.gz"
+    doc = run_cli("inputs", str(parsed), "--format", "json").json()
+    assert len(doc["units"]) == 1 and [la["scalars"]["K"] for la in doc["launches"]] == [4096, 0]
+    assert run_cli("check", str(parsed), "--launch", "1").exit_code == 1
+    assert run_cli("check", str(parsed), "--launch", "0").exit_code == 0

@@ -12,8 +12,8 @@ tritonparse (meta-pytorch/tritonparse) writes one JSON object per line. Two even
 
 Each distinct compilation (by hash) becomes one unit whose text is its TTGIR; the launches are
 kept on the input set, numbered in trace order, so `check --launch N` can simulate one. Other
-event types (tritonparse's parsed output adds `launch_diff`, its own summaries) are counted, not
-read. Nothing here imports tritonparse: the trace is plain JSON.
+event types (`tritonparse parse` output, `*_mapped.ndjson.gz`, adds `ir_analysis` and
+`launch_diff` summaries and keeps both of these) are counted, not read. Nothing here imports tritonparse: the trace is plain JSON.
 """
 
 from __future__ import annotations
@@ -238,8 +238,10 @@ def select_launch(input_spec: str, number: int, unit: str | None, func: str | No
 
     found = open_input(input_spec)
     if not found.launches:
-        what = "is not a tritonparse trace" if found.kind not in ("trace", "stdin") or not found.events else \
-            "records no launch (trace with tritonparse.structured_logging.init(..., enable_trace_launch=True))"
+        if not found.events:
+            what = "is not a tritonparse trace"
+        else:
+            what = "records no launch (trace with tritonparse.structured_logging.init(..., enable_trace_launch=True))"
         raise InputError(found.display, f"--launch needs a tritonparse trace with launch events; INPUT {what}", 1, 1)
     if not 0 <= number < len(found.launches):
         raise InputError(found.display, f"--launch {number}: no such launch (the trace records {len(found.launches)}, "

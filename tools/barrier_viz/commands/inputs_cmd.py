@@ -28,7 +28,7 @@ def inputs_document(spec: str) -> InputsDoc:
     ]
     summary = InputSummary(path=found.display, kind=found.kind, bytes=found.total_bytes, compressed=found.compressed)
     launches = None
-    if found.kind == "trace" or found.launches:
+    if found.events:  # a tritonparse trace (from a file or stdin)
         unit_of = {k: u.index for u in found.units for k in u.keys[1:]}
         launches = [{"index": la.index, "trace_line": la.line, "kernel": la.kernel, "hash": la.hash,
                      "unit": unit_of.get(la.hash), "grid": list(la.grid) if la.grid else None, "scalars": la.scalars()}
