@@ -134,14 +134,14 @@ def test_real_run_reports_each_ws_kernel_once_and_fails_on_a_bad_one(tmp_path: P
     (tmp_path / "good").mkdir()
     good = _run_module(tmp_path / "good", "--barrier-viz-junit", "bv.xml", "--barrier-viz-sarif", "bv.sarif")
     assert good.returncode == 0, good.stdout[-3000:]
-    assert "4 compile(s): 4 warp-specialized (2 distinct, each checked once)" in good.stdout
-    assert "3 passed, 1 skipped" in good.stdout  # incl. the pre-installed listener's test
+    assert "6 compile(s): 6 warp-specialized (2 distinct, each checked once)" in good.stdout
+    assert "4 passed, 1 skipped" in good.stdout  # incl. the API's and the pre-installed listener's tests
     assert "<testsuite" in (tmp_path / "good" / "bv.xml").read_text()
     assert json.loads((tmp_path / "good" / "bv.sarif").read_text())["version"] == "2.1.0"
     (tmp_path / "bad").mkdir()
     bad = _run_module(tmp_path / "bad", "--barrier-viz-write-baseline", "known.json", inject=True)
     assert bad.returncode == 1, bad.stdout[-3000:]
-    assert "4 passed" in bad.stdout and "(3 distinct, each checked once)" in bad.stdout
+    assert "5 passed" in bad.stdout and "(3 distinct, each checked once)" in bad.stdout
     assert "chunk_sum_lost_ready.w8s3c1.ttgir:" in bad.stdout and "deadlock.no_producer" in bad.stdout
     assert "result: FAIL (1 new finding(s) at level error)" in bad.stdout
     shutil.copy(tmp_path / "bad" / "known.json", tmp_path / "known.json")
