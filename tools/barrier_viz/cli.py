@@ -30,6 +30,11 @@ class _OneLineUsageErrors(TyperGroup):
     a five-line panel that scripts and agents cannot parse. `--help` and a bare command still
     print their help."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for command in self.commands.values():
+            _accept_kernel(command)
+
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
@@ -58,6 +63,67 @@ class _OneLineUsageErrors(TyperGroup):
         sys.exit(code)
 
 
+def _kernel_params() -> list:
+    """An optional INPUT and `--kernel NAME`, as typer builds them (from a template command)."""
+    template_app = typer.Typer()
+
+    @template_app.command()
+    def template(
+        input: Annotated[Optional[str], typer.Argument(show_default=False)] = None,
+        kernel: Annotated[Optional[str], typer.Option("--kernel", metavar="NAME", help=(
+            "Analyse the kernel NAME found in $TRITON_CACHE_DIR (default ~/.triton/cache) or "
+            "$TRITON_DUMP_DIR instead of INPUT: the newest compile, or NAME@HASH for one of "
+            "`inputs --kernels NAME`."))] = None,
+    ) -> None:
+        """Template."""
+
+    @template_app.command()
+    def unused() -> None:
+        """A second command, so that typer builds a group."""
+
+    return list(typer.main.get_command(template_app).commands["template"].params)
+
+
+def _accept_kernel(command) -> None:
+    """Every command that takes INPUT also takes `--kernel NAME` (adapters/triton_cache.py):
+    INPUT becomes optional, and one of the two is required. Done here once, for every command,
+    rather than in each command's signature."""
+    index = next((i for i, p in enumerate(command.params) if p.name == "input" and p.param_type_name == "argument"), None)
+    if index is None or command.callback is None:
+        return
+    optional_input, kernel_option = _kernel_params()
+    optional_input.help = command.params[index].help
+    command.params[index] = optional_input
+    command.params.append(kernel_option)
+    original = command.callback
+
+    def callback(*args, kernel: str | None = None, **kwargs):
+        if kernel is not None and kwargs.get("input") is not None:
+            _fail(f"{command.name}: give INPUT or --kernel NAME, not both", 2)
+        if kernel is not None:
+            kwargs["input"] = _kernel_input(kernel)
+        elif kwargs.get("input") is None and not kwargs.get("kernels"):  # `inputs --kernels` lists them all
+            _fail(f"{command.name}: Missing argument INPUT (or --kernel NAME) (see `barrier-viz {command.name} --help`)", 2)
+        return original(*args, **kwargs)
+
+    command.callback = callback
+
+
+def _kernel_input(spec: str) -> str:
+    """The `.ttgir` path of `--kernel NAME[@HASH]`; a note on stderr says which entry was taken
+    when there are several (autotune configs)."""
+    from .adapters.triton_cache import resolve
+
+    try:
+        entry, others = resolve(spec)
+    except InputError as exc:
+        _fail(str(exc), 2)
+    if others and "@" not in spec:
+        typer.echo(f"barrier-viz: --kernel {spec}: the newest of {len(others) + 1} entries, {entry.describe()}; "
+                   f"`barrier-viz inputs --kernels {entry.name}` lists them, NAME@HASH picks one", err=True)
+    return str(entry.ttgir)
+
+
 app = typer.Typer(
     cls=_OneLineUsageErrors,
     name="barrier-viz",
@@ -74,7 +140,7 @@ class Format(str, Enum):
     json = "json"
 
 
-InputArg = Annotated[str, typer.Argument(help="IR file (.ttgir, .mlir, dump .txt, .gz), a dump directory, or - for stdin.", show_default=False)]
+InputArg = Annotated[str, typer.Argument(help="IR file (.ttgir, .mlir, dump .txt, .gz), a tritonparse trace (.ndjson), a dump directory, or - for stdin.", show_default=False)]
 UnitOpt = Annotated[Optional[str], typer.Option("--unit", "-u", help="Unit: an index, a label substring (e.g. doCodePartition), or last-ws.")]
 FuncOpt = Annotated[Optional[str], typer.Option("--func", help="Function to analyse (name, with or without @).")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
@@ -170,15 +236,30 @@ def main_callback(
 
 
 @app.command()
-def inputs(input: InputArg, format: FormatOpt = Format.text, debug: DebugOpt = False) -> None:
-    """List the units INPUT holds: lit splits, dump snapshots, modules, files of a directory.
+def inputs(
+    input: InputArg,
+    format: FormatOpt = Format.text,
+    kernels: Annotated[bool, typer.Option("--kernels", help="List the kernel compiles in $TRITON_CACHE_DIR and $TRITON_DUMP_DIR (INPUT, if given, filters by name) with their config.")] = False,
+    debug: DebugOpt = False,
+) -> None:
+    """List the units INPUT holds: lit splits, dump snapshots, modules, files of a directory,
+    a tritonparse trace's compilations and launches.
 
     Never parses: a 40 MB MLIR_ENABLE_DUMP log is listed from a streaming scan of its headers.
     """
 
     def body() -> None:
-        from .commands.inputs_cmd import inputs_document, render_inputs_text
+        from .commands.inputs_cmd import inputs_document, kernels_document, render_inputs_text, render_kernels_text
 
+        if kernels:
+            kdoc = kernels_document(input)
+            if format is Format.json:
+                import json
+
+                sys.stdout.write(json.dumps(kdoc, indent=1) + "\n")
+            else:
+                render_kernels_text(kdoc)
+            return
         doc = inputs_document(input)
         if format is Format.json:
             from .schemas import dump
@@ -363,6 +444,7 @@ def check_cmd(
     pid: Annotated[Optional[str], typer.Option("--pid", help="Program id of the simulated CTA: X[,Y[,Z]].")] = None,
     grid: Annotated[Optional[str], typer.Option("--grid", help="Programs per axis of your launch: X[,Y[,Z]].")] = None,
     no_input_points: Annotated[bool, typer.Option("--no-input-points", help="Do not search and simulate boundary launches (empty loops, ragged rings, both sides of runtime conditions).")] = False,
+    launch_no: Annotated[Optional[int], typer.Option("--launch", min=0, help="INPUT is a tritonparse trace: simulate its recorded launch N (grid and integer arguments; `inputs TRACE` lists them). --args/--pid/--grid override its values.", show_default=False)] = None,
     strict: StrictOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -379,10 +461,17 @@ def check_cmd(
             launch = parse_launch(args, pid, grid) if (args or pid or grid) else None
         except LaunchError as exc:
             raise typer.BadParameter(str(exc)) from None
-        sel = select(input, unit, func, require_function=True)
+        recorded = None
+        if launch_no is not None:
+            from .commands.check_cmd import with_recorded_launch
+
+            sel, launch, recorded = with_recorded_launch(input, launch_no, unit, func, launch)
+        else:
+            sel = select(input, unit, func, require_function=True)
         warnings = _report_warnings(sel, strict)
         doc, result = check_document(sel, warnings=warnings, simulate=not no_simulate, launch=launch,
                                      input_points=not no_input_points)
+        doc.recorded_launch = recorded
         _emit(sel, doc, format, render_check_text)
         return 1 if result.has_errors else 0
 

@@ -80,7 +80,16 @@ class Source:
 
     @property
     def compressed(self) -> bool:
-        return self.path is not None and self.path.name.endswith(".gz")
+        """A `.gz` name, or gzip's magic bytes (tritonparse's gzip traces are `*.bin.ndjson`)."""
+        if self.path is None:
+            return False
+        if self.path.name.endswith(".gz"):
+            return True
+        try:
+            with open(self.path, "rb") as fh:
+                return fh.read(2) == b"\x1f\x8b"
+        except OSError:
+            return False
 
     def open(self) -> io.BufferedIOBase:
         if self.data is not None:
@@ -117,6 +126,12 @@ class Unit:
     functions: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     _text: bytes | None = None
+    # Input adapters (adapters/): names `--unit` matches exactly (a kernel name, a hash, matched
+    # by prefix), what the adapter knows about the unit (a trace's compile metadata), and module
+    # attributes that metadata supplies where the IR's module lacks them (see load_unit).
+    keys: list[str] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+    module_defaults: dict[str, str] = field(default_factory=dict)
 
     @property
     def path(self) -> str:
@@ -150,6 +165,8 @@ class InputSet:
     units: list[Unit]
     total_bytes: int
     compressed: bool = False
+    launches: list = field(default_factory=list)  # a tritonparse trace's recorded launches
+    events: dict[str, int] = field(default_factory=dict)  # a trace's events by type
 
 
 # -- discovery ------------------------------------------------------------------------------------
@@ -163,6 +180,8 @@ def open_input(spec: str, stdin: Callable[[], bytes] | None = None) -> InputSet:
             except (OSError, EOFError, zlib.error) as exc:
                 raise InputError("<stdin>", f"corrupt or truncated gzip data: {exc}", 1, 1) from None
         source = Source("<stdin>", data=data)
+        if _is_trace(source):
+            return _open_trace("<stdin>", "stdin", source, len(data))
         units = scan_units(source)
         return InputSet("<stdin>", "stdin", units, len(data))
     path = Path(spec)
@@ -175,8 +194,45 @@ def open_input(spec: str, stdin: Callable[[], bytes] | None = None) -> InputSet:
     except (OSError, ValueError) as exc:  # a name too long, a permission problem, a NUL byte
         raise InputError(spec, f"cannot open: {exc}", 1, 1) from None
     source = Source(spec, path=path)
+    if _is_trace(source):
+        return _open_trace(spec, "trace", source, size)
     units = scan_units(source)
+    defaults = _cache_entry_defaults(path)
+    for u in units:
+        u.module_defaults = {**defaults, **u.module_defaults}
     return InputSet(spec, "file", units, size, compressed=source.compressed)
+
+
+def _is_trace(source: Source) -> bool:
+    """A tritonparse NDJSON trace (adapters/tritonparse_trace.py), told by its first line."""
+    for raw in source.lines():
+        if raw.strip():
+            from .adapters.tritonparse_trace import looks_like_trace
+
+            return looks_like_trace(raw)
+    return False
+
+
+def _open_trace(spec: str, kind: str, source: Source, size: int) -> InputSet:
+    from .adapters.tritonparse_trace import read_trace
+
+    units, launches, events = read_trace(source)
+    return InputSet(spec, kind, units, size, compressed=source.compressed, launches=launches, events=events)
+
+
+def _cache_entry_defaults(path: Path) -> dict[str, str]:
+    """A `.ttgir` in a Triton cache entry sits next to `<kernel>.json`, the compile metadata:
+    its warps, CTAs, cluster shape and target fill what the IR's module leaves unsaid."""
+    if not path.name.endswith(".ttgir"):
+        return {}
+    from .adapters.triton_cache import read_metadata
+
+    meta = read_metadata(path.with_name(path.name[: -len(".ttgir")] + ".json"))
+    if not meta:
+        return {}
+    from .adapters.tritonparse_trace import module_defaults
+
+    return module_defaults(meta)
 
 
 def _read_stdin() -> bytes:
@@ -418,6 +474,14 @@ def select_unit(inputs: InputSet, selector: str | None) -> Unit:
     exact = [u for u in units if u.label == selector]
     if len(exact) == 1:
         return exact[0]
+    keyed = [u for u in units if selector in u.keys or (len(selector) >= 6 and any(
+        k.startswith(selector) for k in u.keys[1:]))]  # a kernel name, or a hash prefix
+    if len(keyed) == 1:
+        return keyed[0]
+    if len(keyed) > 1:
+        listing = "; ".join(f"{u.index}: {u.label}" for u in keyed[:8])
+        raise InputError(inputs.display, f"--unit {selector!r} names {len(keyed)} units: {listing} "
+                         "(give an index or a hash prefix)", 1, 1)
     matches = [u for u in units if selector.lower() in u.label.lower()]
     if len(matches) == 1:
         return matches[0]
@@ -437,7 +501,9 @@ def load_unit(unit: Unit) -> ParsedIR:
     from .ir.parse import IRSyntaxError, parse_ir
 
     text = unit.text()
-    key = hashlib.sha1(text).hexdigest() + f":{unit.start_line}"
+    if unit.meta.get("no_ttgir"):
+        raise InputError(unit.path, unit.meta["no_ttgir"], 1, 1)
+    key = hashlib.sha1(text).hexdigest() + f":{unit.start_line}:{sorted(unit.module_defaults.items())}"
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
@@ -453,7 +519,22 @@ def load_unit(unit: Unit) -> ParsedIR:
     # definitions), so only the syntax error is printed; verdicts still never rest on them.
     if not parsed.warnings:
         parsed.diagnostics.extend(p.diagnostic() for p in ssa_problems(parsed))
+    _apply_module_defaults(parsed, unit.module_defaults)
     if len(_CACHE) > 16:
         _CACHE.clear()
     _CACHE[key] = parsed
     return parsed
+
+
+def _apply_module_defaults(parsed: ParsedIR, defaults: dict[str, str]) -> None:
+    """Give each top-level module the attributes an adapter's metadata supplies (warps, CTAs,
+    cluster shape, target) that its own text does not state; what the IR says always wins."""
+    if not defaults:
+        return
+    for top in parsed.operations:
+        if top.name != "builtin.module":
+            continue
+        missing = {k: v for k, v in defaults.items() if k not in top.attributes}
+        if missing:
+            top.attributes.update(missing)
+            top._attr_cache = None

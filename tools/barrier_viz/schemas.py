@@ -40,12 +40,14 @@ class UnitInfo(_Model):
     functions: list[str]
     flags: list[str]
     default: bool = False
+    compilation: dict | None = Field(None, description="a tritonparse trace's compilation: kernel, hash, target, stages, config")
 
 
 class InputsDoc(_Model):
     schema_: str = Field("barrier-viz/inputs/v1", alias="schema")
     input: InputSummary
     units: list[UnitInfo]
+    launches: list[dict] | None = Field(None, description="a tritonparse trace's launches: index, unit, grid, scalar arguments")
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
 

@@ -41,9 +41,11 @@ class Selection:
             yield from self.ir.walk()
 
 
-def select(input_spec: str, unit: str | None = None, func: str | None = None, *, require_function: bool = False) -> Selection:
-    """Open INPUT, pick the unit and parse it, then pick the function (`--func`)."""
-    inputs = open_input(input_spec)
+def select(input_spec: str | InputSet, unit: str | None = None, func: str | None = None, *,
+           require_function: bool = False) -> Selection:
+    """Open INPUT (or take an input already opened), pick the unit and parse it, then pick the
+    function (`--func`)."""
+    inputs = input_spec if isinstance(input_spec, InputSet) else open_input(input_spec)
     if unit is None and func:
         # `--func` alone picks the unit that defines it (the last one, like the default rule).
         holders = [u for u in inputs.units if func.lstrip("@") in u.functions and "llvm" not in u.flags]

@@ -31,6 +31,7 @@ class CheckDoc(BaseModel):
     findings: list[Finding]
     simulation: dict[str, Any] | None = None
     input_points: dict[str, Any] | None = None  # boundary launches simulated, and the user's own (--args)
+    recorded_launch: dict[str, Any] | None = None  # --launch N of a tritonparse trace: recorded and mapped values
     warnings: list[str] = []
 
 
@@ -50,6 +51,24 @@ def check_document(sel: Selection, *, warnings: list[str] | None = None, simulat
         warnings=warnings or [],
     )
     return doc, result
+
+
+def with_recorded_launch(input_spec: str, number: int, unit: str | None, func: str | None,
+                         given: Launch | None) -> tuple[Selection, Launch, dict[str, Any]]:
+    """`check --launch N`: the selection of the compilation the trace's launch N ran, the launch
+    to simulate (its grid and integer arguments, with --args/--pid/--grid on top), and what
+    was recorded, mapped and left out (with why) for the report."""
+    from ..adapters.tritonparse_trace import select_launch
+
+    sel, recorded, mapped = select_launch(input_spec, number, unit, func)
+    launch = Launch(args=dict(mapped.args), grid=mapped.grid)
+    if given is not None:
+        launch.args.update(given.args)
+        launch.pids = given.pids
+        launch.grid = given.grid or launch.grid
+    info = {"index": number, "trace_line": recorded.line, "kernel": recorded.kernel, "hash": recorded.hash,
+            "recorded": recorded.summary(), **mapped.as_dict()}
+    return sel, launch, info
 
 
 def simulation_runs(sim: dict[str, Any], sep: str = ": ") -> str:
@@ -134,10 +153,16 @@ def render_check_text(doc: CheckDoc) -> None:
         ran = [r["policy"] for r in doc.simulation.get("runs") or [] if r["policy"] != "favorable:else"]
         if not bound or bound["schedules"] != ran:  # otherwise the note says it: the schedules above
             out.append(f"races: {race_bound_text(bound)}")
+    rl = doc.recorded_launch
+    if rl:
+        out.append(f"recorded launch {rl['index']} of {rl['kernel']} (trace line {rl['trace_line']}): {rl['recorded']}")
+        for why in rl["unmapped"]:
+            out.append(f"  not simulated: {why}")
     ip = doc.input_points
     if ip:
         if ip.get("launch"):
             out.append(f"your launch ({ip['launch']['input']}): {ip['launch']['outcome']}")
+
         if ip["points"]:
             out.append(f"input points ({len(ip['points'])} of {ip['targets']} boundaries' launches):")
         for p in ip["points"]:
