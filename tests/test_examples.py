@@ -77,7 +77,7 @@ def test_examples_md_is_short_with_one_worked_example_per_outcome(gen, examples:
     for outcome, block in zip(outcomes, worked):
         check = block.split("```text\n", 1)[1].split("```", 1)[0]
         if outcome == "no finding":
-            assert "0 error(s), 0 warning(s), 0 info" in check
+            assert "clean (judged): 0 error(s), 0 warning(s), 0 info" in check
         else:
             assert f" -> {outcome}  lines " in check, f"the {outcome!r} example's check output shows that outcome"
         assert block.count("```text\n") == 2, "the check output and one digest block"

@@ -212,6 +212,7 @@ def test_unmodelled_op_on_a_barrier_is_a_limit_not_a_deadlock(tmp_path: Path) ->
     assert not _deadlocks(doc)
     assert doc["simulation"]["runs"][0]["outcome"] == "limit"
     assert "ttng.remote_signal at line" in doc["simulation"]["runs"][0]["reason"]
+    _assert_not_judged(code, doc, "ttng.remote_signal at line")
     # Without that op the same wait really has no producer.
     code, doc = _check(tmp_path, text.replace(f"      ttng.remote_signal %b1 : {BAR}\n", ""))
     assert {f["kind"] for f in _deadlocks(doc)} == {"deadlock.no_producer"}
@@ -340,6 +341,9 @@ def test_runtime_trip_count_in_one_partition_only_is_a_limit(tmp_path: Path) -> 
     assert not _deadlocks(doc)
     first = doc["simulation"]["runs"][0]
     assert first["outcome"] == "limit" and "assumed trip count" in first["reason"]
+    # Never "0 errors" as if clean: the hang possibility is a warning naming the loop and the wait.
+    limit = _assert_not_judged(code, doc, "assumed trip count")
+    assert {_line(text, "scf.for %i = %z to %n"), _line(text, "ttng.wait_barrier %bar, %p")} <= set(limit["lines"])
 
 
 def test_wait_on_a_barrier_only_the_waiter_arrives_on_later_is_named_a_self_wait(tmp_path: Path) -> None:
@@ -372,3 +376,19 @@ def test_runtime_if_deciding_barrier_ops_runs_both_sides_without_a_verdict(tmp_p
     runs = {r["policy"]: r for r in doc["simulation"]["runs"]}
     assert runs["favorable"]["outcome"] in ("completed", "covered")
     assert runs["favorable:else"]["outcome"] == "limit" and "scf.if at line" in runs["favorable:else"]["reason"]
+    _assert_not_judged(code, doc, "scf.if at line")
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
+
+
+def _assert_not_judged(code: int, doc: dict, reason: str) -> dict:
+    """A run that stopped at a limit, with no error reported: the verdict is `not judged` (exit
+    4), never clean, and a `limit.not_judged` warning carries the reason."""
+    assert doc["summary"]["verdict"] == "not judged" and doc["summary"]["errors"] == 0
+    assert code == 4
+    assert any(reason in why for why in doc["summary"]["not_judged"])
+    limit = next(f for f in doc["findings"] if f["kind"] == "limit.not_judged" and reason in f["message"])
+    assert limit["severity"] == "warning" and limit["outcome"] == "not judged" and limit["lines"]
+    return limit

@@ -1,7 +1,9 @@
 """The `barrier-viz` command line: one small function per command, logic lives elsewhere.
 
 Exit codes: 0 ok; 1 `check`/`eval` found what they look for; 2 bad usage or bad input (one line
-on stderr naming file, line and column); 3 internal error (traceback only with `--debug`).
+on stderr naming file, line and column); 3 internal error (traceback only with `--debug`); 4
+`check` judged nothing that would be an error but could not judge everything (`not judged`, its
+reasons in the output: never to be read as clean).
 """
 
 from __future__ import annotations
@@ -364,7 +366,8 @@ def check_cmd(
 ) -> None:
     """Findings by the mbarrier phase model: deadlocks (with a witness schedule), races, bad
     phases, expect-byte mismatches, and hangs at boundary launches (named by their input).
-    Exit 1 when any finding is an error."""
+    Exit 0 when judged clean, 1 when any finding is an error, 4 when not judged (no error, but a
+    hang possibility or a verdict the model could not settle: the reasons are printed)."""
 
     def body() -> int:
         from .analyses.input_points import LaunchError, parse_launch
@@ -380,7 +383,9 @@ def check_cmd(
         doc, result = check_document(sel, warnings=warnings, simulate=not no_simulate, launch=launch,
                                      input_points=not no_input_points)
         _emit(sel, doc, format, render_check_text)
-        return 1 if result.has_errors else 0
+        from .analyses.judgement import EXIT_STATUS
+
+        return EXIT_STATUS[doc.summary.verdict]
 
     _run(debug, body)
 

@@ -104,6 +104,8 @@ class PointResult:
     # Every boundary of this point is a loop that runs no iteration because of the sizes alone
     # (no program id or count in its trip count): no program of the launch has a tile of work.
     no_work: bool = False
+    limit_reason: str = ""  # why a run that stopped at a limit is not a verdict (analyses/judgement.py)
+    blocked_lines: list[int] = field(default_factory=list)  # the waits that run was blocked on
 
     def assignment(self, full: bool = False) -> str:
         parts = [f"{self.names[pos]}={v}" for pos, v in self.point.args
@@ -491,6 +493,9 @@ def explore_inputs(analysis, params: Params, base_steps: int, *, fixed: set[tupl
                          no_work=bool(ts) and all(t.want == "zero" for t in ts)
                          and not any(k in ("pid", "nprog") for k, _ in shown))
         pr.findings = [name_input(f, pr) for f in findings]
+        if result.outcome == "limit":
+            pr.limit_reason = result.reason
+            pr.blocked_lines = sorted({b.line for b in result.blocked})
         out.points.append(pr)
     return out
 

@@ -32,7 +32,7 @@ EITHER = "hang or wrong results, depending on timing"
 HARMLESS = "harmless"
 NOT_JUDGED = "not judged"
 OUTCOMES = (HANG, WRONG, EITHER, HARMLESS, NOT_JUDGED)
-_LIMIT_KINDS = {"model.limit", "limit.unresolved_value"}
+_LIMIT_KINDS = {"model.limit", "limit.unresolved_value", "limit.not_judged"}
 
 _HANG_KINDS = {"deadlock.no_producer", "deadlock.parity_cadence", "deadlock.cycle", "expect.bytes_mismatch",
                "wait.remote_barrier"}  # a wait polling a shared::cluster address never sees its phase

@@ -9,6 +9,7 @@ from .deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
 from .descriptor_reuse import tensormap_rewrites
 from .explanations import explanation_findings
 from .findings import Finding, Kind, Severity
+from .judgement import unjudged_findings, verdict
 from .input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, model_of,
                            name_input, simulate_launch)
 from .release_order import use_after_release
@@ -25,6 +26,11 @@ class CheckResult:
     @property
     def has_errors(self) -> bool:
         return any(f.severity.value == "error" for f in self.findings)
+
+    @property
+    def verdict(self) -> tuple[str, list[str]]:
+        """clean | findings | not judged, with the reasons when not judged (analyses/judgement.py)."""
+        return verdict(self.findings)
 
 
 def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = None,
@@ -92,6 +98,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 cause = inputs.base_cause()
                 for f in dyn.findings:
                     name_input(f, cause)
+    found += unjudged_findings(dyn, inputs)
     found = demote_unresolved(found, analysis)
     found.sort(key=Finding.sort_key)
     return CheckResult(found, dyn, inputs, user)

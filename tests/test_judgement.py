@@ -1,0 +1,69 @@
+"""The three answers of `check` (analyses/judgement.py): clean (judged), findings, not judged.
+
+"0 errors" reads as clean; when the simulation stopped at a limit it judged nothing about hangs,
+so the headline, the JSON summary, the digest, the exit status and `audit` must say so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_support import run_cli
+from test_machine import BAR, kernel, one_barrier
+
+# The producer's trip count is read from memory and only it reads it; the consumer waits 8
+# times: a hang the simulation cannot judge (a limit).
+LIMITED = kernel("%ptr: !tt.ptr<i32>", "%bar, %ptr", one_barrier(),
+                 "      %c0 = arith.constant 0 : i32\n      %c1 = arith.constant 1 : i32\n      %c8 = arith.constant 8 : i32\n"
+                 "      scf.for %i = %c0 to %c8 step %c1 iter_args(%p = %c0) -> (i32) : i32 {\n"
+                 f"        ttng.wait_barrier %bar, %p : {BAR}\n"
+                 "        %q = arith.xori %p, %c1 : i32\n        scf.yield %q : i32\n      }",
+                 f"%b1: {BAR}, %p1: !tt.ptr<i32>",
+                 "      %z = arith.constant 0 : i32\n      %one = arith.constant 1 : i32\n"
+                 "      %n = tt.load %p1 : !tt.ptr<i32>\n"
+                 "      scf.for %i = %z to %n step %one : i32 {\n"
+                 f"        ttng.arrive_barrier %b1, 1 : {BAR}\n      }}",
+                 f"{BAR}, !tt.ptr<i32>")
+# One arrive for one wait: judged clean.
+CLEAN = kernel("", "%bar", one_barrier(), f"      %c0 = arith.constant 0 : i32\n      ttng.wait_barrier %bar, %c0 : {BAR}",
+               f"%b1: {BAR}", f"      ttng.arrive_barrier %b1, 1 : {BAR}", BAR)
+# Nothing arrives: a hang on every schedule.
+HANGS = kernel("", "%bar", one_barrier(), f"      %c0 = arith.constant 0 : i32\n      ttng.wait_barrier %bar, %c0 : {BAR}",
+               f"%b1: {BAR}", "      %z = arith.constant 0 : i32", BAR)
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_text_headline_and_exit_status_tell_the_three_apart(tmp_path: Path) -> None:
+    expect = {"clean": (CLEAN, 0, "clean (judged): 0 error(s)"), "hangs": (HANGS, 1, "findings: 1 error(s)"),
+              "limited": (LIMITED, 4, "not judged: ")}
+    for name, (text, code, head) in expect.items():
+        r = run_cli("check", str(_write(tmp_path, f"{name}.ttgir", text)))
+        assert r.exit_code == code, (name, r.exit_code, r.stdout)
+        headline = next(ln for ln in r.stdout.splitlines() if "error(s)" in ln)
+        assert headline.startswith(head), (name, headline)
+    r = run_cli("check", str(tmp_path / "limited.ttgir"))
+    assert "not judged: the favorable schedule ended in a hang that is not a verdict" in r.stdout
+    assert "WARNING limit.not_judged -> not judged" in r.stdout
+
+
+def test_digest_and_report_say_not_judged(tmp_path: Path) -> None:
+    path = _write(tmp_path, "limited.ttgir", LIMITED)
+    r = run_cli("report", str(path), "--format", "compact")
+    assert r.exit_code in (0, 1, 4)
+    first = r.stdout.splitlines()[0]
+    assert "| not judged: 0 error, 1 warning" in first, first
+
+
+def test_audit_counts_the_three_apart(tmp_path: Path) -> None:
+    for name, text in (("clean", CLEAN), ("hangs", HANGS), ("limited", LIMITED)):
+        _write(tmp_path, f"{name}.ttgir", text)
+    r = run_cli("audit", str(tmp_path), "--format", "json", "--no-cache", "--budget", "5")
+    doc = json.loads(r.stdout)
+    assert doc["summary"]["verdicts"] == {"clean": 1, "findings": 1, "not judged": 1}
+    by_file = {Path(row["path"]).stem: row["verdict"] for row in doc["rows"]}
+    assert by_file == {"clean": "clean", "hangs": "findings", "limited": "not judged"}
