@@ -67,3 +67,34 @@ def test_audit_counts_the_three_apart(tmp_path: Path) -> None:
     assert doc["summary"]["verdicts"] == {"clean": 1, "findings": 1, "not judged": 1}
     by_file = {Path(row["path"]).stem: row["verdict"] for row in doc["rows"]}
     assert by_file == {"clean": "clean", "hangs": "findings", "limited": "not judged"}
+
+
+def test_init_count_no_phase_reaches_is_reported_although_the_run_stopped_at_a_limit(tmp_path: Path) -> None:
+    """The same kernel with the barrier initialised to 2 arrivals while the producer arrives
+    once per phase (one of the ragged-kernel hangs the GPU showed): whatever the loaded trip
+    count, every phase waits for an arrival nobody makes. The run still stops at the limit of
+    the assumed trip count, but the cause does not depend on it: an error, not silence."""
+    text = LIMITED.replace("ttng.init_barrier %bar, 1", "ttng.init_barrier %bar, 2")
+    assert text != LIMITED
+    r = run_cli("check", str(_write(tmp_path, "count2.ttgir", text)), "--format", "json")
+    doc = json.loads(r.stdout)
+    assert doc["simulation"]["runs"][0]["outcome"] == "limit"
+    errors = [f for f in doc["findings"] if f["severity"] == "error"]
+    assert [f["kind"] for f in errors] == ["deadlock.parity_cadence"]
+    assert "init count is not reachable" in errors[0]["evidence"]["cause"] and errors[0]["evidence"]["trip_independent"]
+    assert doc["summary"]["verdict"] == "findings" and r.exit_code == 1
+    # The unchanged kernel (count 1) is not an error: its hang needs the two counts to differ.
+    doc = json.loads(run_cli("check", str(_write(tmp_path, "count1.ttgir", LIMITED)), "--format", "json").stdout)
+    assert not [f for f in doc["findings"] if f["severity"] == "error"]
+
+
+def test_wait_nothing_arrives_on_is_reported_although_the_run_stopped_at_a_limit(tmp_path: Path) -> None:
+    """A consumer that first waits on a barrier no operation arrives on (its hand-off arrive
+    dropped): no trip count makes that phase complete."""
+    text = LIMITED.replace(one_barrier(), one_barrier() + one_barrier("gate")).replace(
+        "      %c8 = arith.constant 8 : i32\n",
+        f"      %c8 = arith.constant 8 : i32\n      ttng.wait_barrier %gate, %c0 : {BAR}\n")
+    assert "%gate, %c0" in text
+    doc = json.loads(run_cli("check", str(_write(tmp_path, "gate.ttgir", text)), "--format", "json").stdout)
+    kinds = [f["kind"] for f in doc["findings"] if f["severity"] == "error"]
+    assert kinds == ["deadlock.no_producer"], (kinds, doc["simulation"])

@@ -94,7 +94,9 @@ def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: 
             favorable_ok = not result.deadlocked
         if result.deadlocked and _unmodelled(result):
             # The hang involves a barrier an unmodelled op touches: a stated limit, no verdict.
+            # What it shows whatever the trip counts still is one (trip_independent).
             result.outcome, result.reason = "limit", _unmodelled(result)
+            analysis.findings = trip_independent(result, arrivers, gated)
             return analysis
         if result.deadlocked:
             analysis.witness = result
@@ -156,8 +158,35 @@ def classify_run(result: RunResult, arrivers: dict[int, set[str]], gated=None) -
     why = _unmodelled(result)
     if why:
         result.outcome, result.reason = "limit", why
-        return []
+        return trip_independent(result, arrivers, gated)
     return _classify(result, arrivers, adversarial_only=False, gated=gated)
+
+
+def trip_independent(result: RunResult, arrivers: dict[int, set[str]], gated=None) -> list[Finding]:
+    """Verdicts a hang that stopped at a limit still gives: causes that hold whatever the trip
+    counts (the limit is trip counts assumed for runtime bounds, which do not change them; the
+    else-side run of a runtime `scf.if` is not asked: that side may never run). A barrier nothing in the IR arrives on; an init count
+    the arrivals of one phase cannot reach although every arriving partition has arrived for
+    it; one arrival op bringing more arrivals or bytes than the phase expects; a partition
+    completing two phases in one iteration through identical arrivals. Overruns and cycles
+    depend on how many times each side ran, so they stay the limit's. A hang that involves an
+    op the interpreter does not model (its arrivals may be the missing ones) or a cluster whose
+    CTAs got unequal work gives nothing."""
+    m = result.machine
+    from .cluster_sim import unequal_work
+
+    if m is None or any(b.wait.slot.unmodelled for b in result.blocked) or unequal_work(m, result.blocked):
+        return []
+    out = []
+    for f in _classify(result, arrivers, adversarial_only=False, gated=gated):
+        cause = str(f.evidence.get("cause", ""))
+        if f.kind == Kind.DEADLOCK_NO_PRODUCER.value or cause == "duplicated arrival" \
+                or "the init count is not reachable" in cause or " exceed the " in cause:
+            f.evidence["trip_independent"] = True
+            f.message += (" This holds whatever the trip counts: the simulation stopped at a limit "
+                          f"({result.reason or 'assumed trip counts'}) and still shows it.")
+            out.append(f)
+    return out
 
 
 def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only: bool, gated=None) -> list[Finding]:
