@@ -360,6 +360,9 @@ def check_cmd(
     args: Annotated[Optional[str], typer.Option("--args", help="Simulate your launch: integer argument values, e.g. K=4096,N_CTX=77.")] = None,
     pid: Annotated[Optional[str], typer.Option("--pid", help="Program id of the simulated CTA: X[,Y[,Z]].")] = None,
     grid: Annotated[Optional[str], typer.Option("--grid", help="Programs per axis of your launch: X[,Y[,Z]].")] = None,
+    load: Annotated[Optional[str], typer.Option("--load", help="Values loads read from an array the kernel never writes "
+                                                 "(offsets, sizes): NAME=[v0,v1,...], several separated by ';', e.g. "
+                                                 "'offs=[0,0,64,64]'. An index past the end reads the last value.")] = None,
     no_input_points: Annotated[bool, typer.Option("--no-input-points", help="Do not search and simulate boundary launches (empty loops, ragged rings, both sides of runtime conditions).")] = False,
     strict: StrictOpt = False,
     debug: DebugOpt = False,
@@ -375,7 +378,7 @@ def check_cmd(
         from .session import select
 
         try:
-            launch = parse_launch(args, pid, grid) if (args or pid or grid) else None
+            launch = parse_launch(args, pid, grid, load) if (args or pid or grid or load) else None
         except LaunchError as exc:
             raise typer.BadParameter(str(exc)) from None
         sel = select(input, unit, func, require_function=True)

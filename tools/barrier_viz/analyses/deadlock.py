@@ -138,10 +138,16 @@ def _unmodelled(result: RunResult) -> str:
         return why
     if m is not None and m.assumed:
         parts = [t for t in m.threads if t.partition != "main" or m.ws_op is None]
-        guessed = [t for t in parts if m.assumed.get(t.index)]
+        guessed = [t for t in parts if m.assumed.get(t.index) and not _related(m, t, parts)]
         if guessed and len(guessed) < len(parts):
             t = guessed[0]
             lines = ", ".join(map(str, sorted(m.assumed[t.index])))
+            loaded = sorted(frozenset().union(*(m.loaded_sites.get(ln, frozenset()) for ln in m.assumed[t.index])))
+            if loaded and all(ln in m.loaded_sites for ln in m.assumed[t.index]):
+                elements = ", ".join(f"{m.array_names.get(p, p)}[{i}]" for p, i in loaded[:4]) + (", ..." if len(loaded) > 4 else "")
+                return (f"{t.name} ran the loop(s) at line(s) {lines} with a trip count loaded from memory ({elements}) "
+                        "that other partitions, whose loops had known bounds, do not load: the two cannot be related, "
+                        "no verdict on this hang")
             return (f"{t.name} ran the loop(s) at line(s) {lines} with an assumed trip count (runtime bounds only it "
                     "reads) while other partitions' loops had known bounds: no verdict on this hang")
     for b in result.blocked:
@@ -149,6 +155,19 @@ def _unmodelled(result: RunResult) -> str:
             return (f"{b.thread.name} blocks at line {b.line} on {_barrier_name(b)}, which "
                     f"{b.wait.slot.unmodelled} also uses and the interpreter does not model: no verdict on it")
     return ""
+
+
+def _related(m, t, parts) -> bool:
+    """Are `t`'s assumed trip counts ones its peers share? True when every such loop's bounds
+    were loaded from memory (analyses.loaded: the same values in every partition) and every
+    other partition loaded some of the elements that decided them: they derive their work from
+    the same input, so a hang between them is the kernel's at that input. A peer that loaded
+    none of them (its loops have known bounds) cannot be related: that stays the limit."""
+    lines = m.assumed.get(t.index, set())
+    if not lines or any(ln not in m.loaded_sites for ln in lines):
+        return False
+    keys = frozenset().union(*(m.loaded_sites[ln] for ln in lines))
+    return all(m.thread_loads.get(p.index, set()) & keys for p in parts if p is not t)
 
 
 def classify_run(result: RunResult, arrivers: dict[int, set[str]], gated=None) -> list[Finding]:

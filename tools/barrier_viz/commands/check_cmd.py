@@ -142,7 +142,9 @@ def render_check_text(doc: CheckDoc) -> None:
         if ip.get("launch"):
             out.append(f"your launch ({ip['launch']['input']}): {ip['launch']['outcome']}")
         if ip["points"]:
-            out.append(f"input points ({len(ip['points'])} of {ip['targets']} boundaries' launches):")
+            loaded = sum(1 for p in ip["points"] if p.get("loaded"))
+            out.append(f"input points ({len(ip['points']) - loaded} of {ip['targets']} boundaries' launches"
+                       + (f", {loaded} with an empty loaded segment" if loaded else "") + "):")
         for p in ip["points"]:
             found = f" -> {', '.join(p['findings'])}" if p["findings"] else ""
             out.append(f"  {p['input']}: {p['outcome']}{found}")
