@@ -199,7 +199,7 @@ def trip_independent(result: RunResult, arrivers: dict[int, set[str]], gated=Non
     out = []
     for f in _classify(result, arrivers, adversarial_only=False, gated=gated):
         cause = str(f.evidence.get("cause", ""))
-        if f.kind == Kind.DEADLOCK_NO_PRODUCER.value or cause == "duplicated arrival" \
+        if f.kind == Kind.DEADLOCK_NO_PRODUCER.value and cause != "arrivers finished" or cause == "duplicated arrival" \
                 or "the init count is not reachable" in cause or " exceed the " in cause:
             f.evidence["trip_independent"] = True
             f.message += (" This holds whatever the trip counts: the simulation stopped at a limit "
@@ -293,6 +293,18 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
     chain = [b.describe() for b in blocked]
     own = arrivers.get(id(root.wait.slot.ref.alloc), set())
     cluster = result.machine is not None and result.machine.cluster.size > 1
+    gone = _finished_arrivers(root, threads, own) if not cluster and root.wait.slot.named is None else []
+    if gone:
+        # Every partition that arrives on the barrier has already finished: the arrival this
+        # phase needs was skipped on the path it took (an empty segment, a branch not taken).
+        return [finding(
+            Kind.DEADLOCK_NO_PRODUCER, Severity.error,
+            f"{root.thread.name} waits at line {root.line} for a phase of {_barrier_name(root)}, but every partition "
+            f"that arrives on it ({', '.join(t.name for t in gone)}) has finished without producing that phase: its "
+            "arrive was skipped on the path it took.",
+            lines=lines, partitions=parts + [t.name for t in gone], barrier=_barrier_name(root),
+            evidence={**witness, "cause": "arrivers finished"},
+            suggestion="Make the arrive unconditional (or predicate the matching wait on the same condition).")]
     if root.wait.slot.named is None and own == {root.thread.partition} and not cluster:
         # A cycle of one: the only arrivals on the barrier are the waiter's own later operations.
         return [finding(
@@ -313,6 +325,12 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
         lines=lines, partitions=parts, barrier=_barrier_name(root), evidence={**witness, "chain": chain},
         suggestion="Check the parity each of these waits polls at its first iterations (the producer's acquire "
                    "starts pre-inverted, the consumer's wait does not).")]
+
+
+def _finished_arrivers(b: Blocked, threads, arrivers: set[str]) -> list:
+    """The threads of the partitions that arrive on `b`'s barrier, when every one has finished."""
+    mine = [t for t in threads if t.partition in arrivers and t.cta == b.thread.cta]
+    return mine if mine and all(t.done for t in mine) and b.thread.partition not in arrivers else []
 
 
 def _pre_completions(slot, function: Operation | None) -> int:

@@ -545,7 +545,7 @@ def memory_points(analysis, params: Params, base: RunResult | None, base_steps: 
             a = names.get(pos, f"arg{pos}")
             memory = Memory(styles=((pos, "offsets" if offsets else "sizes"),), empty=((pos, seg),))
             what = f"{a}[{seg + 1}] = {a}[{seg}]" if offsets else f"{a}[{seg}] = 0"
-            reason = (f"the {where} segment this program reads from {a} is empty ({what}; the other segments "
+            reason = (f"the {where} segment this program reads from {a} is empty (the other segments "
                       f"{'span' if offsets else 'hold'} {params.int_args})")
             pr = PointResult(point, [reason], "not_run", 0, arg_names, set(), memory=what)
             if budget <= 0 or (deadline is not None and deadline.passed()):
