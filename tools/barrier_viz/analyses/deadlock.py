@@ -439,8 +439,29 @@ def _barrier_name(b: Blocked) -> str:
     return name + "".join(f"[{i if i is not None else '?'}]" for i in ref.indices) + (f" of cta{ref.cta}" if ref.cta else "")
 
 
+def _early_async(result: RunResult) -> list[dict]:
+    """Waits on a barrier the TMA engine completes (transaction bytes) that passed more often
+    than its phases completed: they went through on a phase that was not produced, so the data
+    they guard was read, released and refilled while the engine could still write it. On the
+    H200 such kernels faulted ("unspecified launch failure") as often as they hung
+    (evals/cases/gpu-h200.gluon-*: const_phase1, flip_parity_data, phase_no_flip, init_count_less)."""
+    m = result.machine
+    if m is None:
+        return []
+    out = []
+    for slot in m.slots.values():
+        if slot.early and any(event == "tx" for event, _, _ in slot.history):
+            ref = slot.ref
+            name = (ref.alloc.results[0] if ref.alloc.results else ref.alloc.name) + "".join(
+                f"[{i if i is not None else '?'}]" for i in ref.indices)
+            out.append({"barrier": name, "partitions": sorted(m.threads[w].name for w in slot.early if w < len(m.threads))})
+    return out
+
+
 def _witness(result: RunResult) -> dict:
+    early = _early_async(result)
     return {
+        **({"early_pass": early} if early else {}),
         "policy": result.policy,
         "steps": result.steps,
         "blocked": [

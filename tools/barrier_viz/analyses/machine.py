@@ -130,6 +130,7 @@ class BarrierSlot:
     phase_arrivers: set[int] = field(default_factory=set)  # threads that arrived since the last completion
     unmodelled: str = ""  # an op the interpreter does not model touched this barrier ("op at line N")
     named: int | None = None  # a hardware named barrier (bar.sync/bar.arrive id), not an mbarrier
+    early: set[int] = field(default_factory=set)  # threads that passed a wait more often than phases completed
 
     def arrive(self, n: int, line: int, who: int) -> None:
         self.arrivals += 1
@@ -361,6 +362,8 @@ class Machine:
         """A partition passed a wait on `slot`: it now sees everything the last phase saw."""
         slot.seen[who] = slot.completions
         slot.passes[who] = slot.passes.get(who, 0) + 1
+        if slot.passes[who] > slot.completions:
+            slot.early.add(who)  # on a data barrier: a pass on a phase that was not produced (deadlock._early_async)
         slot.first_parity.setdefault(who, parity)
         if self.hb is not None:
             self.hb.acquire(slot.ref.key, who)
