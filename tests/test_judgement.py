@@ -9,22 +9,11 @@ import json
 from pathlib import Path
 
 from cli_support import run_cli
-from test_machine import BAR, kernel, one_barrier
+from test_machine import BAR, kernel, loaded_trip_kernel, one_barrier
 
 # The producer's trip count is read from memory the kernel also writes (so not an input) and only
 # it reads it; the consumer waits 8 times: a hang the simulation cannot judge (a limit).
-LIMITED = kernel("%ptr: !tt.ptr<i32>", "%bar, %ptr", one_barrier(),
-                 "      %c0 = arith.constant 0 : i32\n      %c1 = arith.constant 1 : i32\n      %c8 = arith.constant 8 : i32\n"
-                 "      scf.for %i = %c0 to %c8 step %c1 iter_args(%p = %c0) -> (i32) : i32 {\n"
-                 f"        ttng.wait_barrier %bar, %p : {BAR}\n"
-                 "        %q = arith.xori %p, %c1 : i32\n        scf.yield %q : i32\n      }",
-                 f"%b1: {BAR}, %p1: !tt.ptr<i32>",
-                 "      %z = arith.constant 0 : i32\n      %one = arith.constant 1 : i32\n"
-                 "      %n = tt.load %p1 : !tt.ptr<i32>\n"
-                 "      tt.store %p1, %z : !tt.ptr<i32>\n"
-                 "      scf.for %i = %z to %n step %one : i32 {\n"
-                 f"        ttng.arrive_barrier %b1, 1 : {BAR}\n      }}",
-                 f"{BAR}, !tt.ptr<i32>")
+LIMITED = loaded_trip_kernel(written=True)
 # One arrive for one wait: judged clean.
 CLEAN = kernel("", "%bar", one_barrier(), f"      %c0 = arith.constant 0 : i32\n      ttng.wait_barrier %bar, %c0 : {BAR}",
                f"%b1: {BAR}", f"      ttng.arrive_barrier %b1, 1 : {BAR}", BAR)

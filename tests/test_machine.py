@@ -322,21 +322,29 @@ def test_explore_timeout_bounds_its_bounds_search_and_runs() -> None:
     assert all(r.outcome == "bound_reached" for r in res.runs)
 
 
-def test_runtime_trip_count_in_one_partition_only_is_a_limit(tmp_path: Path) -> None:
-    """The producer's loop count is read from memory (a runtime value only it sees) while the
-    consumer's is a known constant: the interpreter must assume a count for the producer, so a
-    hang from the two counts disagreeing is not something the hardware is shown to take."""
-    text = kernel("%ptr: !tt.ptr<i32>", "%bar, %ptr", one_barrier(),
+def loaded_trip_kernel(written: bool = False) -> str:
+    """The consumer waits 8 times; the producer arrives once per iteration of a loop whose count
+    it loads from memory (only it loads it). `written`: the kernel also stores through that
+    pointer, so the load is not an input (analyses.loaded) and its count stays unknown."""
+    store = "      tt.store %p1, %z : !tt.ptr<i32>\n" if written else ""
+    return kernel("%ptr: !tt.ptr<i32>", "%bar, %ptr", one_barrier(),
                   "      %c0 = arith.constant 0 : i32\n      %c1 = arith.constant 1 : i32\n      %c8 = arith.constant 8 : i32\n"
                   "      scf.for %i = %c0 to %c8 step %c1 iter_args(%p = %c0) -> (i32) : i32 {\n"
                   f"        ttng.wait_barrier %bar, %p : {BAR}\n"
                   "        %q = arith.xori %p, %c1 : i32\n        scf.yield %q : i32\n      }",
                   f"%b1: {BAR}, %p1: !tt.ptr<i32>",
                   "      %z = arith.constant 0 : i32\n      %one = arith.constant 1 : i32\n"
-                  "      %n = tt.load %p1 : !tt.ptr<i32>\n"
+                  "      %n = tt.load %p1 : !tt.ptr<i32>\n" + store +
                   "      scf.for %i = %z to %n step %one : i32 {\n"
                   f"        ttng.arrive_barrier %b1, 1 : {BAR}\n      }}",
                   f"{BAR}, !tt.ptr<i32>")
+
+
+def test_runtime_trip_count_in_one_partition_only_is_a_limit(tmp_path: Path) -> None:
+    """The producer's loop count is read from memory (a runtime value only it sees) while the
+    consumer's is a known constant: the interpreter must assume a count for the producer, so a
+    hang from the two counts disagreeing is not something the hardware is shown to take."""
+    text = loaded_trip_kernel()
     code, doc = _check(tmp_path, text)
     assert not _deadlocks(doc)
     # The loaded count is an input (analyses.loaded) only the producer reads: the schedule in
