@@ -21,7 +21,8 @@ Compilers (CPU only, no GPU; torch and the driver are stood in for as in
   the compiler the shared Gluon files were built with.
 
 `check` runs `barrier-viz check --format json` (exit 0 clean, 1 with an error finding) and prints
-one line per file: errors, warnings, the finding kinds, seconds; `--explore N` also runs
+one line per file: errors, warnings, the finding kinds, seconds, and `NOT JUDGED (why)` where a
+simulation run or input point ended in `limit`; `--explore N` also runs
 `explore --timeout 5` on every N-th file.
 """
 
@@ -505,14 +506,24 @@ def cmd_compile(args) -> int:
 
 # --------------------------------------------------------------------------------------- check
 
+def not_judged(doc: dict) -> list[str]:
+    """Where a `check --format json` result concluded nothing (issue 21): the simulation runs
+    and input points that ended in `limit`, each with its reason."""
+    out = [f"{r['policy']}: {r.get('reason', '')}" for r in (doc.get("simulation") or {}).get("runs", [])
+           if r.get("outcome") == "limit"]
+    return out + [f"{p.get('input')}: limit" for p in (doc.get("input_points") or {}).get("points", [])
+                  if p.get("outcome") == "limit"]
+
+
 def cmd_check(args) -> int:
-    exe = str(ROOT / ".venv" / "bin" / "barrier-viz")
+    venv = ROOT / ".venv" / "bin" / "barrier-viz"
+    cli = [str(venv)] if venv.exists() else [sys.executable, "-m", "barrier_viz"]  # (a worktree has no .venv)
     files = sorted(Path(args.dir).rglob("*.ttgir"))
     files = [f for f in files if not args.only or args.only in f.name]
     bad = 0
     for i, f in enumerate(files):
         t0 = time.time()
-        res = subprocess.run([exe, "check", str(f), "--format", "json"], capture_output=True, text=True)
+        res = subprocess.run([*cli, "check", str(f), "--format", "json"], capture_output=True, text=True)
         secs = time.time() - t0
         try:
             doc = json.loads(res.stdout)
@@ -524,11 +535,14 @@ def cmd_check(args) -> int:
         warns = [x for x in doc["findings"] if x["severity"] == "warning"]
         kinds = sorted({f"{x['kind']}@{','.join(map(str, x.get('lines') or []))}" for x in errs + warns})
         bad += bool(errs)
+        limits = not_judged(doc)
         line = f"{len(errs)}E {len(warns)}W {secs:5.1f}s {f.relative_to(args.dir)}"
         if kinds:
             line += "  " + " ".join(kinds)
+        if limits:
+            line += f"  NOT JUDGED ({limits[0][:160]})"
         if args.explore and i % args.explore == 0:
-            ex = subprocess.run([exe, "explore", str(f), "--timeout", "5", "--format", "json"],
+            ex = subprocess.run([*cli, "explore", str(f), "--timeout", "5", "--format", "json"],
                                 capture_output=True, text=True)
             try:
                 doc_ex = json.loads(ex.stdout)

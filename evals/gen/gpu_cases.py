@@ -52,7 +52,9 @@ def _limits(spec: str) -> int | dict[str, int]:
     return limits
 
 
-def cmd_mutants(args: argparse.Namespace) -> None:
+def cmd_mutants(args: argparse.Namespace, extra=None) -> None:
+    """`extra(text)`, when given, adds further mutants of each base (dd_cases.py: the
+    data-dependent operators of barrier_viz.evals.mutate_data)."""
     from barrier_viz.evals.mutate import mutants
 
     data = json.loads(Path(args.bases).read_text())
@@ -72,7 +74,8 @@ def cmd_mutants(args: argparse.Namespace) -> None:
         (d / "base.ttgir").write_text(base["ttgir"])
         (d / "probe.json").write_text(json.dumps(base["config"]))
         info = {"meta": data.get("meta", {})}
-        for m in mutants(base["ttgir"], limit_per_operator=_limits(args.per_operator)):
+        found = mutants(base["ttgir"], limit_per_operator=_limits(args.per_operator))
+        for m in found + (extra(base["ttgir"]) if extra else []):
             (d / f"{m.name}.ttgir").write_text(m.text)
             info[m.name] = {"operator": m.operator, "findings": m.findings, "absent": m.absent, "why": m.why,
                             "mutation": m.describe()}
