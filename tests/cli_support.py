@@ -44,8 +44,11 @@ def check_text(tmp_path: Path, text: str) -> dict:
     path = tmp_path / "k.ttgir"
     path.write_text(text)
     r = run_cli("check", str(path), "--format", "json")
-    assert r.exception is None and r.exit_code in (0, 1) and "Traceback" not in r.stderr, (r.exception, r.stderr)
-    return json.loads(r.stdout)
+    assert r.exception is None and "Traceback" not in r.stderr, (r.exception, r.stderr)
+    doc = json.loads(r.stdout)
+    # The exit status is the verdict's: 0 clean (judged), 1 findings, 4 not judged.
+    assert r.exit_code == {"clean": 0, "findings": 1, "not judged": 4}[doc["summary"]["verdict"]], r.exit_code
+    return doc
 
 
 def line_of(path: Path, needle: str, *, skip_comments: bool = True) -> int:

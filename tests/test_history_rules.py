@@ -309,3 +309,31 @@ def test_clc_cases_hold_the_operation_their_notes_name(case, line, op):
     text = gzip.decompress((CASES / case / "input.ttgir.gz").read_bytes()).decode()
     assert text.split("\n")[line - 1].strip().startswith(op)
     assert '"ttg.cluster-dim-x" = 2' in text and "ttng.async_clc_try_cancel" in text
+
+
+# -- issue 21, point 5: transitive ordering of an early release --------------------------------------
+FORWARDED = Path(__file__).parent / "fixtures" / "release_forwarded_by_third_partition.ttgir"
+_FORWARD = ("        ttng.wait_barrier %d1, %p : !ttg.memdesc<1xi64, #shared, #smem, mutable>\n"
+            "        ttng.arrive_barrier %g1, 1 : !ttg.memdesc<1xi64, #shared, #smem, mutable>\n")
+
+
+def test_early_release_whose_refill_a_third_partition_gates_is_ordered():
+    """The consumer releases its K slot (line `arrive %kempty`) before its second read of K, but
+    the producer also waits, before the refill, on `go`, which partition1 arrives on only after
+    waiting for the consumer's `done`, arrived after that read: the refill is ordered after the
+    read through done -> go (the happens-before chain the coverage tables use). The simulation
+    completes every schedule; no race."""
+    assert use_after_release(_analysis(FORWARDED)) == []
+
+
+def test_early_release_with_a_chain_that_forwards_too_early_is_a_race(tmp_path):
+    """partition1 forwards `go` before it waits for `done`: the chain no longer orders the
+    refill after the read, and the early release is reported."""
+    text = FORWARDED.read_text()
+    assert text.count(_FORWARD) == 1
+    lines = _FORWARD.splitlines(keepends=True)
+    path = tmp_path / "forwarded_early.ttgir"
+    path.write_text(text.replace(_FORWARD, lines[1] + lines[0]))
+    found = use_after_release(_analysis(path))
+    assert [f.kind for f in found] == ["race.use_after_release"]
+    assert found[0].partitions == ["default", "partition0"]

@@ -212,6 +212,7 @@ def test_unmodelled_op_on_a_barrier_is_a_limit_not_a_deadlock(tmp_path: Path) ->
     assert not _deadlocks(doc)
     assert doc["simulation"]["runs"][0]["outcome"] == "limit"
     assert "ttng.remote_signal at line" in doc["simulation"]["runs"][0]["reason"]
+    _assert_not_judged(code, doc, "ttng.remote_signal at line")
     # Without that op the same wait really has no producer.
     code, doc = _check(tmp_path, text.replace(f"      ttng.remote_signal %b1 : {BAR}\n", ""))
     assert {f["kind"] for f in _deadlocks(doc)} == {"deadlock.no_producer"}
@@ -321,25 +322,38 @@ def test_explore_timeout_bounds_its_bounds_search_and_runs() -> None:
     assert all(r.outcome == "bound_reached" for r in res.runs)
 
 
-def test_runtime_trip_count_in_one_partition_only_is_a_limit(tmp_path: Path) -> None:
-    """The producer's loop count is read from memory (a runtime value only it sees) while the
-    consumer's is a known constant: the interpreter must assume a count for the producer, so a
-    hang from the two counts disagreeing is not something the hardware is shown to take."""
-    text = kernel("%ptr: !tt.ptr<i32>", "%bar, %ptr", one_barrier(),
+def loaded_trip_kernel(written: bool = False) -> str:
+    """The consumer waits 8 times; the producer arrives once per iteration of a loop whose count
+    it loads from memory (only it loads it). `written`: the kernel also stores through that
+    pointer, so the load is not an input (analyses.loaded) and its count stays unknown."""
+    store = "      tt.store %p1, %z : !tt.ptr<i32>\n" if written else ""
+    return kernel("%ptr: !tt.ptr<i32>", "%bar, %ptr", one_barrier(),
                   "      %c0 = arith.constant 0 : i32\n      %c1 = arith.constant 1 : i32\n      %c8 = arith.constant 8 : i32\n"
                   "      scf.for %i = %c0 to %c8 step %c1 iter_args(%p = %c0) -> (i32) : i32 {\n"
                   f"        ttng.wait_barrier %bar, %p : {BAR}\n"
                   "        %q = arith.xori %p, %c1 : i32\n        scf.yield %q : i32\n      }",
                   f"%b1: {BAR}, %p1: !tt.ptr<i32>",
                   "      %z = arith.constant 0 : i32\n      %one = arith.constant 1 : i32\n"
-                  "      %n = tt.load %p1 : !tt.ptr<i32>\n"
+                  "      %n = tt.load %p1 : !tt.ptr<i32>\n" + store +
                   "      scf.for %i = %z to %n step %one : i32 {\n"
                   f"        ttng.arrive_barrier %b1, 1 : {BAR}\n      }}",
                   f"{BAR}, !tt.ptr<i32>")
+
+
+def test_runtime_trip_count_in_one_partition_only_is_a_limit(tmp_path: Path) -> None:
+    """The producer's loop count is read from memory (a runtime value only it sees) while the
+    consumer's is a known constant: the interpreter must assume a count for the producer, so a
+    hang from the two counts disagreeing is not something the hardware is shown to take."""
+    text = loaded_trip_kernel()
     code, doc = _check(tmp_path, text)
     assert not _deadlocks(doc)
-    first = doc["simulation"]["runs"][0]
-    assert first["outcome"] == "limit" and "assumed trip count" in first["reason"]
+    # The loaded count is an input (analyses.loaded) only the producer reads: the schedule in
+    # which the two counts disagree stops at a limit.
+    first = next(r for r in doc["simulation"]["runs"] if r["outcome"] != "completed")
+    assert first["outcome"] == "limit" and "trip count loaded from memory (ptr[0])" in first["reason"]
+    # Never "0 errors" as if clean: the hang possibility is a warning naming the loop and the wait.
+    limit = _assert_not_judged(code, doc, "trip count loaded from memory")
+    assert {_line(text, "scf.for %i = %z to %n"), _line(text, "ttng.wait_barrier %bar, %p")} <= set(limit["lines"])
 
 
 def test_wait_on_a_barrier_only_the_waiter_arrives_on_later_is_named_a_self_wait(tmp_path: Path) -> None:
@@ -372,3 +386,19 @@ def test_runtime_if_deciding_barrier_ops_runs_both_sides_without_a_verdict(tmp_p
     runs = {r["policy"]: r for r in doc["simulation"]["runs"]}
     assert runs["favorable"]["outcome"] in ("completed", "covered")
     assert runs["favorable:else"]["outcome"] == "limit" and "scf.if at line" in runs["favorable:else"]["reason"]
+    _assert_not_judged(code, doc, "scf.if at line")
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
+
+
+def _assert_not_judged(code: int, doc: dict, reason: str) -> dict:
+    """A run that stopped at a limit, with no error reported: the verdict is `not judged` (exit
+    4), never clean, and a `limit.not_judged` warning carries the reason."""
+    assert doc["summary"]["verdict"] == "not judged" and doc["summary"]["errors"] == 0
+    assert code == 4
+    assert any("stopped at a limit" in why for why in doc["summary"]["not_judged"])
+    limit = next(f for f in doc["findings"] if f["kind"] == "limit.not_judged" and reason in f["message"])
+    assert limit["severity"] == "warning" and limit["outcome"] == "not judged" and limit["lines"]
+    return limit

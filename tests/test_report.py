@@ -103,7 +103,7 @@ def test_compact_digest_is_what_the_report_tool_returns_and_keeps_every_section(
     text = cli("report", BUGGY, "--format", "compact").stdout
     tool = REGISTRY.get("report").call_json({"input": BUGGY, "compact": True})
     assert digest_text(DigestDoc.model_validate(tool)) == text
-    assert text.startswith(f"barrier-viz digest: {BUGGY} unit 0 of 1 @gemm_while | 2 error, 0 warning")
+    assert text.startswith(f"barrier-viz digest: {BUGGY} unit 0 of 1 @gemm_while | findings: 2 error, 0 warning")
     for heading in ("## 1 partitions", "## 2 graph", "## 3 phases", "## 4 buffers", "## 5 aliases", "## coverage", "## findings"):
         assert f"\n{heading}" in text, heading
     assert "packed TMEM: no allocation has column-packed members" in text  # an empty table still prints

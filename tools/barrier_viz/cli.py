@@ -1,7 +1,9 @@
 """The `barrier-viz` command line: one small function per command, logic lives elsewhere.
 
 Exit codes: 0 ok; 1 `check`/`eval` found what they look for; 2 bad usage or bad input (one line
-on stderr naming file, line and column); 3 internal error (traceback only with `--debug`).
+on stderr naming file, line and column); 3 internal error (traceback only with `--debug`); 4
+`check` judged nothing that would be an error but could not judge everything (`not judged`, its
+reasons in the output: never to be read as clean).
 """
 
 from __future__ import annotations
@@ -443,6 +445,9 @@ def check_cmd(
     args: Annotated[Optional[str], typer.Option("--args", help="Simulate your launch: integer argument values, e.g. K=4096,N_CTX=77.")] = None,
     pid: Annotated[Optional[str], typer.Option("--pid", help="Program id of the simulated CTA: X[,Y[,Z]].")] = None,
     grid: Annotated[Optional[str], typer.Option("--grid", help="Programs per axis of your launch: X[,Y[,Z]].")] = None,
+    load: Annotated[Optional[str], typer.Option("--load", help="Values loads read from an array the kernel never writes "
+                                                 "(offsets, sizes): NAME=[v0,v1,...], several separated by ';', e.g. "
+                                                 "'offs=[0,0,64,64]'. An index past the end reads the last value.")] = None,
     no_input_points: Annotated[bool, typer.Option("--no-input-points", help="Do not search and simulate boundary launches (empty loops, ragged rings, both sides of runtime conditions).")] = False,
     launch_no: Annotated[Optional[int], typer.Option("--launch", min=0, help="INPUT is a tritonparse trace: simulate its recorded launch N (grid and integer arguments; `inputs TRACE` lists them). --args/--pid/--grid override its values.", show_default=False)] = None,
     strict: StrictOpt = False,
@@ -450,7 +455,8 @@ def check_cmd(
 ) -> None:
     """Findings by the mbarrier phase model: deadlocks (with a witness schedule), races, bad
     phases, expect-byte mismatches, and hangs at boundary launches (named by their input).
-    Exit 1 when any finding is an error."""
+    Exit 0 when judged clean, 1 when any finding is an error, 4 when not judged (no error, but a
+    hang possibility or a verdict the model could not settle: the reasons are printed)."""
 
     def body() -> int:
         from .analyses.input_points import LaunchError, parse_launch
@@ -458,7 +464,7 @@ def check_cmd(
         from .session import select
 
         try:
-            launch = parse_launch(args, pid, grid) if (args or pid or grid) else None
+            launch = parse_launch(args, pid, grid, load) if (args or pid or grid or load) else None
         except LaunchError as exc:
             raise typer.BadParameter(str(exc)) from None
         recorded = None
@@ -473,7 +479,9 @@ def check_cmd(
                                      input_points=not no_input_points)
         doc.recorded_launch = recorded
         _emit(sel, doc, format, render_check_text)
-        return 1 if result.has_errors else 0
+        from .analyses.judgement import EXIT_STATUS
+
+        return EXIT_STATUS[doc.summary.verdict]
 
     _run(debug, body)
 

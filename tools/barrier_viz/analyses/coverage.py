@@ -169,6 +169,16 @@ def coverage(analysis) -> Coverage:
     return Coverage(tuple(cov.packed_tables()), tuple(cov.accumulator_rows()))
 
 
+def happens_before(analysis, start: Operation, part: str, accept, **kw) -> list | None:
+    """The coverage tables' release -> wait chain search (`_Coverage.happens_before`), shared
+    with the release rules (release_order): one place decides "ordered through other barriers"."""
+    cov = getattr(analysis, "_hb_coverage", None)
+    if cov is None or cov.a is not analysis:
+        cov = _Coverage(analysis)
+        analysis._hb_coverage = cov
+    return cov.happens_before(start, part, accept, **kw)
+
+
 def coverage_findings(analysis) -> list[Finding]:
     """`race.packed_tmem_overwrite`, `race.redundant_zero_store` and `buffer.single_copy`."""
     cov = coverage(analysis)
@@ -367,13 +377,14 @@ class _Coverage:
         return out
 
     def happens_before(self, start: Operation, part: str, accept: Callable[[Operation, str, Operation], bool],
-                       forward_only: bool = False, levels: int = 0) -> list[_Edge] | None:
+                       forward_only: bool = False, levels: int = 0, hop=None) -> list[_Edge] | None:
         """A chain of release→wait edges from `start` (run by `part`) to a wait `accept` takes
         (called with the wait op, its partition and the matching arrive op). By default each hop
         needs the wait at the arrive's loop depth (same cadence). `forward_only` keeps only
         consumer-side waits (paired with the arrive of the same iteration), so the chain orders
         `start` before the target *in the same iteration*; loop depths may then differ (a
-        peeled first iteration waits outside the loop its partner arrives in)."""
+        peeled first iteration waits outside the loop its partner arrives in). `hop(arrive op,
+        wait use)` may refuse an edge (release_order asks for the same ring slot)."""
         frontier: list[tuple[Operation, str, list[_Edge]]] = [(start, part, [])]
         seen: set[tuple[int, str]] = {(id(start), part)}
         budget = _MAX_SEARCH
@@ -385,6 +396,8 @@ class _Coverage:
                     if forward_only and not self._forward(w.op):
                         continue
                     if not forward_only and _depth(w.op) != _depth(arrive):
+                        continue
+                    if hop is not None and not hop(arrive, w):
                         continue
                     for q in self.parts(w.op):
                         if q == p:

@@ -112,7 +112,9 @@ def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: 
             favorable_ok = not result.deadlocked
         if result.deadlocked and _unmodelled(result):
             # The hang involves a barrier an unmodelled op touches: a stated limit, no verdict.
+            # What it shows whatever the trip counts still is one (trip_independent).
             result.outcome, result.reason = "limit", _unmodelled(result)
+            analysis.findings = trip_independent(result, arrivers, gated)
             return analysis
         if result.deadlocked:
             analysis.witness = result
@@ -154,10 +156,16 @@ def _unmodelled(result: RunResult) -> str:
         return why
     if m is not None and m.assumed:
         parts = [t for t in m.threads if t.partition != "main" or m.ws_op is None]
-        guessed = [t for t in parts if m.assumed.get(t.index)]
+        guessed = [t for t in parts if m.assumed.get(t.index) and not _related(m, t, parts)]
         if guessed and len(guessed) < len(parts):
             t = guessed[0]
             lines = ", ".join(map(str, sorted(m.assumed[t.index])))
+            loaded = sorted(frozenset().union(*(m.loaded_sites.get(ln, frozenset()) for ln in m.assumed[t.index])))
+            if loaded and all(ln in m.loaded_sites for ln in m.assumed[t.index]):
+                elements = ", ".join(f"{m.array_names.get(p, p)}[{i}]" for p, i in loaded[:4]) + (", ..." if len(loaded) > 4 else "")
+                return (f"{t.name} ran the loop(s) at line(s) {lines} with a trip count loaded from memory ({elements}) "
+                        "that other partitions, whose loops had known bounds, do not load: the two cannot be related, "
+                        "no verdict on this hang")
             return (f"{t.name} ran the loop(s) at line(s) {lines} with an assumed trip count (runtime bounds only it "
                     "reads) while other partitions' loops had known bounds: no verdict on this hang")
     for b in result.blocked:
@@ -167,6 +175,19 @@ def _unmodelled(result: RunResult) -> str:
     return ""
 
 
+def _related(m, t, parts) -> bool:
+    """Are `t`'s assumed trip counts ones its peers share? True when every such loop's bounds
+    were loaded from memory (analyses.loaded: the same values in every partition) and every
+    other partition loaded some of the elements that decided them: they derive their work from
+    the same input, so a hang between them is the kernel's at that input. A peer that loaded
+    none of them (its loops have known bounds) cannot be related: that stays the limit."""
+    lines = m.assumed.get(t.index, set())
+    if not lines or any(ln not in m.loaded_sites for ln in lines):
+        return False
+    keys = frozenset().union(*(m.loaded_sites[ln] for ln in lines))
+    return all(m.thread_loads.get(p.index, set()) & keys for p in parts if p is not t)
+
+
 def classify_run(result: RunResult, arrivers: dict[int, set[str]], gated=None) -> list[Finding]:
     """Findings of a deadlocked run of the favorable schedule (an input point's run). A hang
     that is not a verdict (an unmodelled op, assumed trip counts, a cluster whose CTAs got
@@ -174,8 +195,35 @@ def classify_run(result: RunResult, arrivers: dict[int, set[str]], gated=None) -
     why = _unmodelled(result)
     if why:
         result.outcome, result.reason = "limit", why
-        return []
+        return trip_independent(result, arrivers, gated)
     return _classify(result, arrivers, adversarial_only=False, gated=gated)
+
+
+def trip_independent(result: RunResult, arrivers: dict[int, set[str]], gated=None) -> list[Finding]:
+    """Verdicts a hang that stopped at a limit still gives: causes that hold whatever the trip
+    counts (the limit is trip counts assumed for runtime bounds, which do not change them; the
+    else-side run of a runtime `scf.if` is not asked: that side may never run). A barrier nothing in the IR arrives on; an init count
+    the arrivals of one phase cannot reach although every arriving partition has arrived for
+    it; one arrival op bringing more arrivals or bytes than the phase expects; a partition
+    completing two phases in one iteration through identical arrivals. Overruns and cycles
+    depend on how many times each side ran, so they stay the limit's. A hang that involves an
+    op the interpreter does not model (its arrivals may be the missing ones) or a cluster whose
+    CTAs got unequal work gives nothing."""
+    m = result.machine
+    from .cluster_sim import unequal_work
+
+    if m is None or any(b.wait.slot.unmodelled for b in result.blocked) or unequal_work(m, result.blocked):
+        return []
+    out = []
+    for f in _classify(result, arrivers, adversarial_only=False, gated=gated):
+        cause = str(f.evidence.get("cause", ""))
+        if f.kind == Kind.DEADLOCK_NO_PRODUCER.value and cause != "arrivers finished" or cause == "duplicated arrival" \
+                or "the init count is not reachable" in cause or " exceed the " in cause:
+            f.evidence["trip_independent"] = True
+            f.message += (" This holds whatever the trip counts: the simulation stopped at a limit "
+                          f"({result.reason or 'assumed trip counts'}) and still shows it.")
+            out.append(f)
+    return out
 
 
 def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only: bool, gated=None) -> list[Finding]:
@@ -263,6 +311,18 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
     chain = [b.describe() for b in blocked]
     own = arrivers.get(id(root.wait.slot.ref.alloc), set())
     cluster = result.machine is not None and result.machine.cluster.size > 1
+    gone = _finished_arrivers(root, threads, own) if not cluster and root.wait.slot.named is None else []
+    if gone:
+        # Every partition that arrives on the barrier has already finished: the arrival this
+        # phase needs was skipped on the path it took (an empty segment, a branch not taken).
+        return [finding(
+            Kind.DEADLOCK_NO_PRODUCER, Severity.error,
+            f"{root.thread.name} waits at line {root.line} for a phase of {_barrier_name(root)}, but every partition "
+            f"that arrives on it ({', '.join(t.name for t in gone)}) has finished without producing that phase: its "
+            "arrive was skipped on the path it took.",
+            lines=lines, partitions=parts + [t.name for t in gone], barrier=_barrier_name(root),
+            evidence={**witness, "cause": "arrivers finished"},
+            suggestion="Make the arrive unconditional (or predicate the matching wait on the same condition).")]
     if root.wait.slot.named is None and own == {root.thread.partition} and not cluster:
         # A cycle of one: the only arrivals on the barrier are the waiter's own later operations.
         return [finding(
@@ -283,6 +343,12 @@ def _classify(result: RunResult, arrivers: dict[int, set[str]], adversarial_only
         lines=lines, partitions=parts, barrier=_barrier_name(root), evidence={**witness, "chain": chain},
         suggestion="Check the parity each of these waits polls at its first iterations (the producer's acquire "
                    "starts pre-inverted, the consumer's wait does not).")]
+
+
+def _finished_arrivers(b: Blocked, threads, arrivers: set[str]) -> list:
+    """The threads of the partitions that arrive on `b`'s barrier, when every one has finished."""
+    mine = [t for t in threads if t.partition in arrivers and t.cta == b.thread.cta]
+    return mine if mine and all(t.done for t in mine) and b.thread.partition not in arrivers else []
 
 
 def _pre_completions(slot, function: Operation | None) -> int:
@@ -391,8 +457,29 @@ def _barrier_name(b: Blocked) -> str:
     return name + "".join(f"[{i if i is not None else '?'}]" for i in ref.indices) + (f" of cta{ref.cta}" if ref.cta else "")
 
 
+def _early_async(result: RunResult) -> list[dict]:
+    """Waits on a barrier the TMA engine completes (transaction bytes) that passed more often
+    than its phases completed: they went through on a phase that was not produced, so the data
+    they guard was read, released and refilled while the engine could still write it. On the
+    H200 such kernels faulted ("unspecified launch failure") as often as they hung
+    (evals/cases/gpu-h200.gluon-*: const_phase1, flip_parity_data, phase_no_flip, init_count_less)."""
+    m = result.machine
+    if m is None:
+        return []
+    out = []
+    for slot in m.slots.values():
+        if slot.early and any(event == "tx" for event, _, _ in slot.history):
+            ref = slot.ref
+            name = (ref.alloc.results[0] if ref.alloc.results else ref.alloc.name) + "".join(
+                f"[{i if i is not None else '?'}]" for i in ref.indices)
+            out.append({"barrier": name, "partitions": sorted(m.threads[w].name for w in slot.early if w < len(m.threads))})
+    return out
+
+
 def _witness(result: RunResult) -> dict:
+    early = _early_async(result)
     return {
+        **({"early_pass": early} if early else {}),
         "policy": result.policy,
         "steps": result.steps,
         "blocked": [

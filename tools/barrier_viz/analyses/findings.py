@@ -42,6 +42,8 @@ class Kind(str, Enum):
     BARRIER_UNUSED = "barrier.unused"
     # Not a verdict: a finding that would rest on a value the IR does not define soundly.
     LIMIT_UNRESOLVED_VALUE = "limit.unresolved_value"
+    # Not a verdict: a hang possibility the simulation could not judge (analyses/judgement.py).
+    LIMIT_NOT_JUDGED = "limit.not_judged"
     MODEL_LIMIT = "model.limit"
 
 

@@ -47,6 +47,7 @@ class Launch:
     args: dict[str, int] = field(default_factory=dict)
     pids: tuple[int, ...] | None = None
     grid: tuple[int, ...] | None = None
+    loads: str | None = None  # `offs=[0,0,64,64];sizes=[3]`: what loads from input arrays read (analyses.loaded)
 
 
 @dataclass
@@ -104,19 +105,22 @@ class PointResult:
     # Every boundary of this point is a loop that runs no iteration because of the sizes alone
     # (no program id or count in its trip count): no program of the launch has a tile of work.
     no_work: bool = False
+    memory: str = ""  # the loaded values this launch changed (`offs[2] = offs[1]`), see memory_points
+    limit_reason: str = ""  # why a run that stopped at a limit is not a verdict (analyses/judgement.py)
+    blocked_lines: list[int] = field(default_factory=list)  # the waits that run was blocked on
 
     def assignment(self, full: bool = False) -> str:
         parts = [f"{self.names[pos]}={v}" for pos, v in self.point.args
                  if full or ("arg", pos) in self.shown]
         pids = [f"pid_{'xyz'[a]}={self.point.pids[a]}" for a in range(3) if ("pid", a) in self.shown]
         grid = [f"num_programs_{'xyz'[a]}={self.point.grid[a]}" for a in range(3) if ("nprog", a) in self.shown]
-        return ", ".join(parts + pids + grid) or "the default launch"
+        return ", ".join(parts + pids + grid + ([self.memory] if self.memory else [])) or "the default launch"
 
     def as_dict(self) -> dict:
         return {"launch": self.launch, "args": {self.names[p]: v for p, v in self.point.args},
                 "pids": list(self.point.pids), "grid": list(self.point.grid), "input": self.assignment(),
                 "reasons": self.reasons, "outcome": self.outcome, "steps": self.steps,
-                "findings": [f.kind for f in self.findings]}
+                "findings": [f.kind for f in self.findings], **({"loaded": self.memory} if self.memory else {})}
 
 
 @dataclass
@@ -217,12 +221,21 @@ def apply_launch(model: InputModel, params: Params, launch: Launch) -> Params:
             raise LaunchError(f"--pid {','.join(map(str, pids))}: a program id must be below --grid "
                               f"{','.join(map(str, base_grid))}")
         grid = tuple(max(g, p + 1) for g, p in zip(base_grid, pids))
-    return replace(params, arg_values=tuple(sorted(over.items())), program_ids=pids, grid=grid)
+    memory = params.memory
+    if launch.loads:
+        from .loaded import Memory, input_arrays, parse_loads
+
+        try:
+            memory = Memory(arrays=parse_loads(launch.loads, input_arrays(model.function)))
+        except ValueError as exc:
+            raise LaunchError(str(exc)) from None
+    return replace(params, arg_values=tuple(sorted(over.items())), program_ids=pids, grid=grid, memory=memory)
 
 
-def parse_launch(args: str | None, pid: str | None, grid: str | None) -> Launch:
-    """`K=4096,N_CTX=77`, `3` or `3,1[,0]` into a Launch (LaunchError on a malformed value)."""
-    launch = Launch()
+def parse_launch(args: str | None, pid: str | None, grid: str | None, loads: str | None = None) -> Launch:
+    """`K=4096,N_CTX=77`, `3` or `3,1[,0]` into a Launch (LaunchError on a malformed value);
+    `loads` (`offs=[0,0,64,64]`) is checked against the kernel's arrays in `apply_launch`."""
+    launch = Launch(loads=loads)
     for item in (args or "").split(","):
         item = item.strip()
         if not item:
@@ -491,7 +504,63 @@ def explore_inputs(analysis, params: Params, base_steps: int, *, fixed: set[tupl
                          no_work=bool(ts) and all(t.want == "zero" for t in ts)
                          and not any(k in ("pid", "nprog") for k, _ in shown))
         pr.findings = [name_input(f, pr) for f in findings]
+        if result.outcome == "limit":
+            pr.limit_reason = result.reason
+            pr.blocked_lines = sorted({b.line for b in result.blocked})
         out.points.append(pr)
+    return out
+
+
+MAX_MEMORY_POINTS = 6
+
+
+def memory_points(analysis, params: Params, base: RunResult | None, base_steps: int, *, classify=None,
+                  deadline=None, fixed: bool = False) -> list[PointResult]:
+    """Launches where one segment of a loaded array is empty (analyses.loaded): for each array
+    whose elements decided a loop's trip count or an `scf.if` in the main run, the first, a middle and
+    the last element this program read gets length 0, the way the kernel reads the array (as
+    offsets, `a[i + 1] - a[i]`, an element equal to the one before; as sizes, a 0). Each runs in
+    the favorable schedule like a boundary point; `fixed` (the user gave --load): none."""
+    from .loaded import Memory
+
+    m = base.machine if base is not None else None
+    if fixed or m is None or not m.loaded_sites:
+        return []
+    names = {pos: a.name.lstrip("%") for pos, a in enumerate(analysis.sel.function.regions[0].blocks[0].arguments)}
+    deciding = sorted({k for keys in m.loaded_sites.values() for k in keys})
+    out: list[PointResult] = []
+    budget = max(base_steps, MIN_STEP_BUDGET)
+    model = model_of(analysis)
+    point = base_point(model, params) if model is not None else Point(())
+    arg_names = {a.position: a.name for a in (model.args if model else [])}
+    for pos in sorted({p for p, _ in deciding}):
+        offsets = pos in m.offset_arrays
+        read = sorted(i for p, i in deciding if p == pos)
+        segments = [i for i in read if i + 1 in read] if offsets else read
+        picks = list(dict.fromkeys(s for s in (segments[:1] + segments[len(segments) // 2:][:1] + segments[-1:])))
+        for k, seg in enumerate(picks):
+            if len(out) >= MAX_MEMORY_POINTS:
+                return out
+            where = "first" if k == 0 else ("last" if seg == segments[-1] else "middle")
+            a = names.get(pos, f"arg{pos}")
+            memory = Memory(styles=((pos, "offsets" if offsets else "sizes"),), empty=((pos, seg),))
+            what = f"{a}[{seg + 1}] = {a}[{seg}]" if offsets else f"{a}[{seg}] = 0"
+            reason = (f"the {where} segment this program reads from {a} is empty (the other segments "
+                      f"{'span' if offsets else 'hold'} {params.int_args})")
+            pr = PointResult(point, [reason], "not_run", 0, arg_names, set(), memory=what)
+            if budget <= 0 or (deadline is not None and deadline.passed()):
+                out.append(pr)
+                continue
+            p = replace(params, memory=memory, max_steps=min(params.max_steps, budget))
+            result = run(analysis.sel.function, p, "favorable", deadline=deadline)
+            budget -= result.steps
+            findings = classify(result) if result.deadlocked and classify is not None else []
+            pr.outcome, pr.steps = result.outcome, result.steps  # classify turns an unjudged hang into `limit`
+            pr.findings = [name_input(f, pr) for f in findings]
+            if result.outcome == "limit":
+                pr.limit_reason = result.reason
+                pr.blocked_lines = sorted({b.line for b in result.blocked})
+            out.append(pr)
     return out
 
 
@@ -520,6 +589,8 @@ def name_input(f, pr: PointResult):
                       "sizes alone): check that the host never launches them, or guard the peeled iteration.")
     f.evidence["input"] = {"args": {pr.names[p]: v for p, v in pr.point.args}, "pids": list(pr.point.pids),
                            "grid": list(pr.point.grid), "reasons": pr.reasons}
+    if pr.memory:
+        f.evidence["input"]["loaded"] = pr.memory
     if pr.no_work:
         f.evidence["input"]["no_work"] = True
     return f

@@ -15,7 +15,9 @@ bytes landing, tcgen05 commits, MMA barrier lists) complete when the issuing op 
 one legal schedule, the one where the hardware is fast.
 
 Unknown integers (function arguments) take one concrete value for the whole run (`params`), so
-every partition computes the same trip counts, including peeled first iterations.
+every partition computes the same trip counts, including peeled first iterations. Scalars loaded
+from arrays the kernel never writes (offsets, sizes) are inputs too (`analyses.loaded`): one value
+per array element, the same in every partition, from `params.memory`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..ir.model import Block, Operation, Region
 from ..ir.types import memdesc_bytes, parse_memdesc
 from ..ir.vocab import LOOP_OPS
 from . import cluster_exit, cluster_sim
+from .loaded import Loaded, Memory, Ptr, argument_pointer, loaded_width, written_arguments
 
 Value = Any  # int, Ref, or None (opaque)
 
@@ -133,6 +136,7 @@ class BarrierSlot:
     phase_arrivers: set[int] = field(default_factory=set)  # threads that arrived since the last completion
     unmodelled: str = ""  # an op the interpreter does not model touched this barrier ("op at line N")
     named: int | None = None  # a hardware named barrier (bar.sync/bar.arrive id), not an mbarrier
+    early: set[int] = field(default_factory=set)  # threads that passed a wait more often than phases completed
 
     def arrive(self, n: int, line: int, who: int) -> None:
         self.arrivals += 1
@@ -214,6 +218,7 @@ class Params:
     late_clc: bool = False  # CLC responses land only when no partition can go on (cluster_races.cluster_races)
     program_ids: tuple[int, ...] = ()  # per axis (x, y, z), overriding program_id
     grid: tuple[int, ...] = ()  # programs per axis, overriding num_programs
+    memory: Memory = Memory()  # what scalar loads from never-written arrays read (analyses.loaded)
 
     def axis_value(self, op: Operation, counts: bool) -> int:
         """`tt.get_program_id` / `tt.get_num_programs` of the axis `op` names."""
@@ -268,6 +273,12 @@ class Machine:
         self.named: dict[tuple[int, int], BarrierSlot] = {}  # (CTA, named barrier id) -> its state
         self.arith_plans: dict[int, tuple] = {}  # id(op) -> what `_arith` needs of it
         self.assumed: dict[int, set[int]] = {}  # thread -> lines of loops whose trip count was assumed
+        self.loaded_sites: dict[int, frozenset] = {}  # line of a loop or if whose bounds or condition were loaded -> elements
+        self.loads: dict[tuple[int, int], int] = {}  # (array position, index) -> the value every load of it read
+        self.offset_arrays: set[int] = set()  # arrays read as offsets (two of their elements subtracted)
+        self.thread_loads: dict[int, set[tuple[int, int]]] = {}  # thread -> the elements it loaded
+        self.array_names: dict[int, str] = {}  # array position -> the argument's name
+        self._written: set[int] | None = None
         self.unknown_ifs: set[int] = set()  # lines of scf.if on unknown conditions whose sides differ
         self.deadline = None  # a budget.Deadline: the run stops once it has passed
         self.cluster = cluster_sim.cluster_for(function)  # the CTAs run together (analyses.cluster_sim)
@@ -358,6 +369,8 @@ class Machine:
         """A partition passed a wait on `slot`: it now sees everything the last phase saw."""
         slot.seen[who] = slot.completions
         slot.passes[who] = slot.passes.get(who, 0) + 1
+        if slot.passes[who] > slot.completions:
+            slot.early.add(who)  # on a data barrier: a pass on a phase that was not produced (deadlock._early_async)
         slot.first_parity.setdefault(who, parity)
         if self.hb is not None:
             self.hb.acquire(slot.ref.key, who)
@@ -489,9 +502,13 @@ class Machine:
     def _entry_env(self, body: Block) -> dict[str, Value]:
         overrides = dict(self.params.arg_values)
         env: dict[str, Value] = {}
+        if self._written is None:
+            self._written = written_arguments(self.function)
         for i, arg in enumerate(body.arguments):
             value = self._arg_value(arg.type)
             env[arg.name] = overrides.get(i, value) if value is not None else None
+            if value is None and i not in self._written:
+                env[arg.name] = argument_pointer(arg.type, i, arg.name)
         return env
 
     def _run_block_fresh(self, body: Block, who: int = 0) -> Iterator[Wait | Step]:
@@ -1163,8 +1180,44 @@ def _h_store_wait(m: Machine, op: Operation, env, who, it):
             m.arrive(slot, 1, op.line, who, it=it)
 
 
+def _h_addptr(m: Machine, op: Operation, env, who, it):
+    """`tt.addptr` of an input array's pointer by a known offset: the element it points at."""
+    p, off = (env.get(n) for n in op.operands[:2]) if len(op.operands) >= 2 else (None, None)
+    env[op.results[0]] = Ptr(p.position, p.name, p.offset + int(off)) if p.__class__ is Ptr and isinstance(off, int) \
+        else None
+
+
+def _h_load(m: Machine, op: Operation, env, who, it):
+    """A scalar `tt.load` from an input array: the element's value (`params.memory`), the same
+    in every partition; anything else is opaque."""
+    p = env.get(op.operands[0]) if len(op.operands) == 1 else None
+    width = loaded_width(op) if p.__class__ is Ptr else None
+    for r in op.results:
+        env[r] = None
+    if width is None:
+        return
+    key = (p.position, p.offset)
+    v = m.params.memory.value(p.position, p.offset, m.params.int_args)
+    if v is None:
+        return
+    m.loads[key] = v
+    m.thread_loads.setdefault(who, set()).add(key)
+    m.array_names[p.position] = p.name
+    env[op.results[0]] = Loaded(_wrap(v, width), frozenset({key}))
+
+
+def _loaded_bounds(m: Machine, op: Operation, who: int, values) -> None:
+    """A loop whose bounds were loaded from memory runs an input-decided trip count: it counts as
+    assumed (deadlock._unmodelled) and remembers which elements decided it."""
+    keys = frozenset().union(*(v.keys for v in values if v.__class__ is Loaded))
+    if keys:
+        m.assumed.setdefault(who, set()).add(op.line)
+        m.loaded_sites[op.line] = m.loaded_sites.get(op.line, frozenset()) | keys
+
+
 def _h_for(m: Machine, op: Operation, env, who, it):
     lb, ub, step = (env.get(n) for n in op.operands[:3])
+    _loaded_bounds(m, op, who, (lb, ub, step))
     inits = [env.get(n) for n in op.operands[3:]]
     region = op.regions[0] if op.regions else None
     if region is None or not region.blocks:
@@ -1228,6 +1281,8 @@ def _h_while(m: Machine, op: Operation, env, who, it):
             return
         cond = env.get(term.operands[0]) if term.operands else None
         forwarded = [env.get(n) for n in term.operands[1:]]
+        if cond.__class__ is Loaded:
+            _loaded_bounds(m, op, who, (cond,))
         if cond is None:
             # A runtime condition (a tile count read from memory): run `unknown_trips` iterations.
             limit = m.params.unknown_trips if limit is None else limit
@@ -1274,6 +1329,8 @@ def _branches_differ(op: Operation) -> bool:
 
 def _h_if(m: Machine, op: Operation, env, who, it):
     cond = env.get(op.operands[0]) if op.operands else None
+    if cond.__class__ is Loaded:  # decided by loaded values: input points vary them (input_points.memory_points)
+        m.loaded_sites[op.line] = m.loaded_sites.get(op.line, frozenset()) | cond.keys
     if cond is None and _branches_differ(op):
         # A runtime condition deciding which barrier operations run: one run takes then, the
         # other (`unknown_if_else`) takes else; which side the GPU takes is not known here.
@@ -1437,6 +1494,8 @@ _HANDLERS = {
     "ttng.async_tma_store_wait": _h_tma_store_wait,
     "ttng.tmem_copy": _h_tmem_copy,
     "scf.for": _h_for,
+    "tt.addptr": _h_addptr,
+    "tt.load": _h_load,
     "scf.while": _h_while,
     "scf.if": _h_if,
     "tt.get_program_id": _h_program_id,
@@ -1505,6 +1564,8 @@ def _arith(m: Machine, op: Operation, env: dict[str, Value]) -> None:
         # Only the chosen operand matters (a CLC tile id selected against an unknown offset).
         chosen = args[1] if args[0] else args[2]
         env[result_name] = _wrap(chosen, width) if isinstance(chosen, int) else None
+        if chosen.__class__ is Loaded:
+            env[result_name] = Loaded(env[result_name], chosen.keys)
         return
     if None in args or not args:
         env[result_name] = None
@@ -1514,6 +1575,13 @@ def _arith(m: Machine, op: Operation, env: dict[str, Value]) -> None:
     except (ZeroDivisionError, ValueError, TypeError):
         result = None
     env[result_name] = _wrap(result, width) if isinstance(result, int) else None
+    if isinstance(result, int) and any(a.__class__ is Loaded for a in args):
+        # A value computed from loaded ones stays an input (analyses.loaded); `a[i + 1] - a[i]`
+        # marks `a` as an array of offsets.
+        keys = frozenset().union(*(a.keys for a in args if a.__class__ is Loaded))
+        env[result_name] = Loaded(env[result_name], keys)
+        if name == "subi" and all(a.__class__ is Loaded for a in args) and len({k[0] for k in keys}) == 1:
+            m.offset_arrays.add(next(iter(keys))[0])
 
 
 def _arith_plan(op: Operation) -> tuple:

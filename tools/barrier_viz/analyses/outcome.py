@@ -14,6 +14,10 @@ consequence. Every finding gets one of four outcomes, derived here and nowhere e
   blocks only under an adversarial schedule);
 * `harmless`: an info finding (over-synchronization, a single-copy buffer, an explanation of why
   an unpaired arrive or an unused barrier is fine), or a warning whose access is ordered anyway;
+* `hang, or a fault/corruption if the wait passes early`: a hang whose witness shows a wait on
+  a barrier the TMA engine completes passing on a phase that was not produced: on the GPU the
+  engine then writes into a slot already read and refilled, and the kernel faulted (unspecified
+  launch failure) or corrupted data as often as it hung;
 * `not judged`: a stated limit (`model.limit`, `limit.unresolved_value`): the IR has something the
   model does not cover there, so the finding says nothing either way about the kernel.
 
@@ -31,8 +35,9 @@ WRONG = "wrong results"
 EITHER = "hang or wrong results, depending on timing"
 HARMLESS = "harmless"
 NOT_JUDGED = "not judged"
-OUTCOMES = (HANG, WRONG, EITHER, HARMLESS, NOT_JUDGED)
-_LIMIT_KINDS = {"model.limit", "limit.unresolved_value"}
+HANG_OR_FAULT = "hang, or a fault/corruption if the wait passes early"
+OUTCOMES = (HANG, WRONG, EITHER, HARMLESS, NOT_JUDGED, HANG_OR_FAULT)
+_LIMIT_KINDS = {"model.limit", "limit.unresolved_value", "limit.not_judged"}
 
 _HANG_KINDS = {"deadlock.no_producer", "deadlock.parity_cadence", "deadlock.cycle", "expect.bytes_mismatch",
                "wait.remote_barrier"}  # a wait polling a shared::cluster address never sees its phase
@@ -55,7 +60,10 @@ def outcome_of(kind: str, severity: str, evidence: dict[str, Any] | None) -> str
     if severity == "info":
         return HARMLESS
     if kind in _HANG_KINDS or kind.startswith("deadlock."):
-        return HANG
+        # A wait on a TMA-completed barrier passed on a phase that was not produced (deadlock.
+        # _early_async): the engine may still write what was read and refilled; the H200
+        # faulted on that shape as often as it hung.
+        return HANG_OR_FAULT if (_witness(evidence) or {}).get("early_pass") else HANG
     if kind in _EITHER_KINDS:
         return EITHER
     if kind in _WRONG_KINDS:

@@ -206,7 +206,35 @@ def _ordered(analysis, access: Operation, write: Operation, wait_op: Operation, 
               if u.role in _WAIT_ROLES]
     after = [(b, u) for op in following_in_iteration(write, up) for b, u in uses_by_op.get(id(op), ())
              if u.role in _WAIT_ROLES and not _inverted(analysis, u)]
-    return any(b1 is b2 and _loosely_same(u1, u2) for b1, u1 in later for b2, u2 in before + after)
+    if any(b1 is b2 and _loosely_same(u1, u2) for b1, u1 in later for b2, u2 in before + after):
+        return True
+    return _ordered_by_chain(analysis, access, write, up, uses_by_op)
+
+
+def _ordered_by_chain(analysis, access: Operation, write: Operation, up: int, uses_by_op) -> bool:
+    """Transitively: a chain of release -> wait hops through other partitions (the coverage
+    tables' happens-before search, `coverage.happens_before`) from what the releasing partition
+    arrives on after the access to a wait that the overwriting partition runs before the
+    overwrite in its iteration (e.g. an early K release whose refill waits for a later release
+    that a third partition forwards once the K reads are done). Every hop's arrive and wait must
+    be able to be the same slot (two constant slots must agree: a release of another ring slot
+    orders nothing here), and no hop may be a pre-inverted acquire (it waits for the previous
+    iteration's arrival, not the one after the access)."""
+    from .coverage import happens_before
+
+    mine = analysis.partitions.of(access)
+    theirs = analysis.partitions.of(write)
+    if not mine or not theirs:
+        return False
+    before = {id(x) for x in preceding_in_iteration(write, up)}
+    target = theirs[0].name
+    def same_slot(arrive: Operation, wait) -> bool:
+        if _inverted(analysis, wait):
+            return False  # a pre-inverted acquire pairs with the previous iteration's arrival
+        return any(u.role in _ARRIVE_ROLES and _loosely_same(u, wait) for _, u in uses_by_op.get(id(arrive), ()))
+
+    return happens_before(analysis, access, mine[0].name, lambda op, q, _a: q == target and id(op) in before,
+                          hop=same_slot) is not None
 
 
 def _inverted(analysis, use) -> bool:

@@ -10,8 +10,9 @@ from .descriptor_reuse import tensormap_rewrites
 from .explanations import explanation_findings
 from .explore import tmem_not_judged
 from .findings import Finding, Kind, Severity
-from .input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, model_of,
-                           name_input, simulate_launch)
+from .judgement import unjudged_findings, verdict
+from .input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, memory_points,
+                           model_of, name_input, simulate_launch)
 from .release_order import use_after_release
 from .static_checks import static_findings
 
@@ -26,6 +27,11 @@ class CheckResult:
     @property
     def has_errors(self) -> bool:
         return any(f.severity.value == "error" for f in self.findings)
+
+    @property
+    def verdict(self) -> tuple[str, list[str]]:
+        """clean | findings | not judged, with the reasons when not judged (analyses/judgement.py)."""
+        return verdict(self.findings)
 
 
 def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = None,
@@ -78,6 +84,11 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
             inputs = explore_inputs(analysis, dyn.params, sum(r.steps for r in dyn.runs), fixed=_fixed(analysis, launch),
                                     classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
                                     deadline=dyn.budget.deadline if dyn.budget is not None else None)
+            # Loaded values are inputs too: launches with an empty segment (analyses.loaded).
+            inputs.points += memory_points(analysis, dyn.params, dyn.runs[0], sum(r.steps for r in dyn.runs),
+                                           classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
+                                           deadline=dyn.budget.deadline if dyn.budget is not None else None,
+                                           fixed=bool(launch is not None and launch.loads))
             # A kernel that already hangs at the main launch is reported once, by that hang: the
             # points then only list where else it hangs (their outcomes), never more verdicts.
             for point in inputs.points if dyn.witness is None else ():
@@ -97,6 +108,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 cause = inputs.base_cause()
                 for f in dyn.findings:
                     name_input(f, cause)
+    found += unjudged_findings(dyn, inputs)
     found = demote_unresolved(found, analysis)
     found.sort(key=Finding.sort_key)
     return CheckResult(found, dyn, inputs, user)

@@ -83,12 +83,14 @@ def check_kernel(sel, simulate: bool, seconds: float | None) -> dict[str, Any]:
     start = time.process_time()
     status, note = "ok", None
     findings = None
+    verdict = None
     try:
         # The one simulation budget (`analyses.budget`) bounds the deadlock runs from inside the
         # interpreter; the timer is only a backstop for the rest of the analysis.
         with budget(4 * seconds + 2.0 if seconds else None):
             result = check(a, simulate=simulate, budget=Budget(seconds) if seconds else None)
         findings = result.findings
+        verdict = result.verdict[0]
         runs = result.deadlocks.runs if result.deadlocks is not None else []
         if any(r.outcome == "bound_reached" for r in runs):
             status = "bound_reached"
@@ -108,7 +110,11 @@ def check_kernel(sel, simulate: bool, seconds: float | None) -> dict[str, Any]:
     recovered = len({(w.line, w.column) for w in sel.ir.warnings})
     if recovered:
         note = (note + "; " if note else "") + f"{recovered} syntax error(s) recovered by the parser (`barrier-viz check --strict` names them)"
-    record: dict[str, Any] = {"function": sel.function_name, "status": status, "note": note,
+    if verdict is None:  # the budget cut the check: only the static rules' findings are known
+        from ..analyses.judgement import FINDINGS, NOT_JUDGED
+
+        verdict = FINDINGS if any(f.severity.value == "error" for f in findings) else NOT_JUDGED
+    record: dict[str, Any] = {"function": sel.function_name, "status": status, "verdict": verdict, "note": note,
                               "partitions": len(a.partitions.partitions), "barriers": len(a.barriers.barriers)}
     try:
         # Naming the barriers is not the slow part (the deadlock run is): a wider bound, so the

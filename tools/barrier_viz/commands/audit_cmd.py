@@ -24,6 +24,7 @@ from .. import __version__
 from ..audit.baseline import mark_new, read_baseline, scoped, write_baseline
 from ..audit.cache import ResultCache, cache_key, default_cache_dir
 from ..audit.discover import FileEntry, UnitTask, discover_file, expand_paths
+from ..analyses.judgement import VERDICTS
 from ..audit.worker import run_task
 
 SCHEMA = "barrier-viz/audit/v1"
@@ -132,7 +133,8 @@ def _rows(entries: list[FileEntry], results: dict[int, dict[str, Any]], cached: 
                 findings = [dict(f) for f in kern["findings"]]
                 if known is not None:
                     mark_new(findings, e.path, kern["function"], known)
-                rows.append(dict(unit, function=kern["function"], status=kern["status"], error=None, note=kern.get("note"),
+                rows.append(dict(unit, function=kern["function"], status=kern["status"], verdict=kern.get("verdict"),
+                                 error=None, note=kern.get("note"),
                                  partitions=kern["partitions"], barriers=kern["barriers"], findings=findings,
                                  _seconds=secs / max(len(r["kernels"]), 1), _cached=cached[k]))
             k += 1
@@ -178,6 +180,8 @@ def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool 
         "kernels": sum(1 for r in rows if r["status"] in ("ok", "bound_reached")),
         "units_failed": sum(1 for r in rows if r["status"] == "error" and r["unit"] is not None),
         "bound_reached": sum(1 for r in rows if r["status"] == "bound_reached"),
+        # check's three answers per kernel (analyses/judgement.py): never read not judged as clean
+        "verdicts": {v: sum(1 for r in rows if r.get("verdict") == v) for v in VERDICTS},
         "duplicates": sum(1 for r in rows if r["status"] == "duplicate"),
         "errors": sev["error"], "warnings": sev["warning"], "infos": sev["info"],
         "new_errors": new_errors,
@@ -271,6 +275,9 @@ def render_audit_text(doc: dict[str, Any], write: Callable[[str], None]) -> None
           f"{s['duplicates']} repeated snapshot(s) checked once")
     write(f"findings: {s['errors']} error(s) ({s['new_errors']} new), {s['warnings']} warning(s), {s['infos']} info; "
           f"{s['baselined']} baselined; {s['bound_reached']} kernel(s) reached the time budget")
+    v = s.get("verdicts") or {}
+    write(f"verdicts: {v.get('clean', 0)} clean (judged), {v.get('findings', 0)} with findings, "
+          f"{v.get('not judged', 0)} not judged")
     if st:
         write(f"{st['seconds']:.1f}s, {st['cache_hits']} cached, {st['cache_misses']} checked")
     write("result: " + ("FAIL (new error findings)" if s["new_errors"] else "ok"))

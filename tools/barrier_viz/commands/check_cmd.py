@@ -1,4 +1,5 @@
-"""`check`: findings with their evidence; exit 1 when any is an error."""
+"""`check`: findings with their evidence and one verdict: clean (judged), findings, or not judged
+(analyses/judgement.py; exit 0, 1 and 4)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ from ..session import Selection
 
 class CheckSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    verdict: str = Field(description="clean (judged, no error) | findings (some error) | not judged (no error, "
+                                     "and something was not judged: see not_judged)")
     errors: int
     warnings: int
     infos: int
+    not_judged: list[str] = Field(default_factory=list, description="why the verdict is `not judged`")
 
 
 class CheckDoc(BaseModel):
@@ -44,7 +48,8 @@ def check_document(sel: Selection, *, warnings: list[str] | None = None, simulat
     count = lambda s: sum(1 for f in result.findings if f.severity.value == s)  # noqa: E731
     doc = CheckDoc(
         input=InputRef(**sel.input_ref()),
-        summary=CheckSummary(errors=count("error"), warnings=count("warning"), infos=count("info")),
+        summary=CheckSummary(verdict=result.verdict[0], errors=count("error"), warnings=count("warning"),
+                             infos=count("info"), not_judged=result.verdict[1]),
         findings=result.findings,
         simulation=result.deadlocks.summary() if result.deadlocks else None,
         input_points=_inputs_summary(result),
@@ -69,6 +74,17 @@ def with_recorded_launch(input_spec: str, number: int, unit: str | None, func: s
     info = {"index": number, "trace_line": recorded.line, "kernel": recorded.kernel, "hash": recorded.hash,
             "recorded": recorded.summary(), **mapped.as_dict()}
     return sel, launch, info
+
+
+def verdict_line(s: CheckSummary) -> str:
+    """`clean (judged): 0 error(s), ...`, `findings: 2 error(s), ...` or `not judged: <why>; 0
+    error(s), ...`: the headline never reads as clean when nothing was judged."""
+    counts = f"{s.errors} error(s), {s.warnings} warning(s), {s.infos} info"
+    if s.verdict == "not judged":
+        why = s.not_judged[0] if s.not_judged else "see the limit.not_judged findings"
+        more = f" (+{len(s.not_judged) - 1} more)" if len(s.not_judged) > 1 else ""
+        return f"not judged: {why}{more}; {counts}"
+    return f"{'clean (judged)' if s.verdict == 'clean' else s.verdict}: {counts}"
 
 
 def simulation_runs(sim: dict[str, Any], sep: str = ": ") -> str:
@@ -130,7 +146,7 @@ def render_check_text(doc: CheckDoc) -> None:
     s = doc.summary
     out.append(f"{doc.input.path} [unit {doc.input.unit_index}: {doc.input.unit}]"
               + (f" @{doc.input.function}" if doc.input.function else ""))
-    out.append(f"{s.errors} error(s), {s.warnings} warning(s), {s.infos} info")
+    out.append(verdict_line(s))
     for f in doc.findings:
         out.append(f"\n{f.severity.value.upper()} {f.kind} -> {f.outcome}  lines {', '.join(map(str, f.lines))}")
         out.append(f"  {f.message}")
@@ -164,7 +180,9 @@ def render_check_text(doc: CheckDoc) -> None:
             out.append(f"your launch ({ip['launch']['input']}): {ip['launch']['outcome']}")
 
         if ip["points"]:
-            out.append(f"input points ({len(ip['points'])} of {ip['targets']} boundaries' launches):")
+            loaded = sum(1 for p in ip["points"] if p.get("loaded"))
+            out.append(f"input points ({len(ip['points']) - loaded} of {ip['targets']} boundaries' launches"
+                       + (f", {loaded} with an empty loaded segment" if loaded else "") + "):")
         for p in ip["points"]:
             found = f" -> {', '.join(p['findings'])}" if p["findings"] else ""
             out.append(f"  {p['input']}: {p['outcome']}{found}")

@@ -33,7 +33,7 @@ class DigestDoc(BaseModel):
     schema_: str = Field("barrier-viz/digest/v1", alias="schema")
     input: InputRef
     units: int = Field(description="how many units INPUT holds; more than one: run `inputs` to pick")
-    summary: dict[str, int]
+    summary: dict[str, int | str] = Field(description="verdict (clean | findings | not judged) and the counts")
     sections: dict[str, list[str]]
     warnings: list[str] = []
 
@@ -75,7 +75,7 @@ def digest_document(report: "Report") -> DigestDoc:
     return DigestDoc(
         input=InputRef(**report.sel.input_ref()),
         units=len(report.sel.inputs.units),
-        summary={"errors": s.errors, "warnings": s.warnings, "infos": s.infos},
+        summary={"verdict": s.verdict, "errors": s.errors, "warnings": s.warnings, "infos": s.infos},
         sections={key: [_tidy(r) for r in rows] for key, rows in sections.items()},
         warnings=report.warnings,
     )
@@ -85,7 +85,8 @@ def digest_text(doc: DigestDoc) -> str:
     ref = doc.input
     where = f"{ref.path} unit {ref.unit_index} of {doc.units}" + (f" @{ref.function}" if ref.function else "")
     s = doc.summary
-    lines = [f"barrier-viz digest: {where} | {s['errors']} error, {s['warnings']} warning, {s['infos']} info"]
+    verdict = "clean (judged)" if s.get("verdict") == "clean" else s.get("verdict", "?")
+    lines = [f"barrier-viz digest: {where} | {verdict}: {s['errors']} error, {s['warnings']} warning, {s['infos']} info"]
     for key, rows in doc.sections.items():
         more = f" (more: {DETAIL[key]})" if key in DETAIL else ""
         lines.append(f"## {HEADINGS[key]}{more}")

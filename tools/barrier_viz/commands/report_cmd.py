@@ -35,7 +35,7 @@ class ReportDoc(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
     schema_: str = Field("barrier-viz/report/v1", alias="schema")
     input: InputRef
-    summary: dict[str, int]
+    summary: dict[str, int | str]  # verdict (clean | findings | not judged) and the counts
     partitions: dict[str, Any]
     graph: dict[str, Any]
     phases: dict[str, Any]
@@ -106,7 +106,7 @@ class Report:
         s = self.check_doc.summary
         return ReportDoc(
             input=InputRef(**self.sel.input_ref()),
-            summary={"errors": s.errors, "warnings": s.warnings, "infos": s.infos},
+            summary={"verdict": s.verdict, "errors": s.errors, "warnings": s.warnings, "infos": s.infos},
             findings=self.findings,
             simulation=self.check_doc.simulation,
             input_points=self.check_doc.input_points,
@@ -118,13 +118,15 @@ class Report:
         ref = self.sel.input_ref()
         title = f"{ref['path']} (unit {ref['unit_index']}: {ref['unit']})" + (
             f", function @{ref['function']}" if ref["function"] else "")
+        from .check_cmd import verdict_line
+
         s = self.check_doc.summary
         lines = [
             "# Barrier visualization report",
             "",
             f"Input: `{title}`",
             "",
-            f"Verdict: {s.errors} error(s), {s.warnings} warning(s), {s.infos} info. "
+            f"Verdict: {verdict_line(s)}. "
             "Every fact below cites its IR line; deadlocks are reported only under the three conditions of the "
             "mbarrier phase model (no producer, parity cadence, cross-partition cycle), each with a witness schedule.",
             "",
@@ -231,8 +233,10 @@ def write_debug_helper_files(report: Report, out_dir: Path):
     """report.md, insights.log and status.json for debug_helper, with no model involved."""
     from ..agent.outputs import Mode, Outputs, RunStatus, write_outputs
 
-    errors = report.check_doc.summary.errors
+    s = report.check_doc.summary
+    errors = s.errors
     reason = (f"deterministic analysis: {errors} error finding(s)" if errors
+              else f"deterministic analysis: not judged ({s.not_judged[0]})" if s.verdict == "not judged"
               else "deterministic analysis: no error findings")
     outputs = Outputs(status=RunStatus.success, reason=reason, report=report.markdown(),
                       insights=report.insights(), suggested_next_modes=[Mode.agent] if errors else [])
