@@ -587,7 +587,7 @@ def audit_cmd(
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Worker processes (default: the CPU count).")] = None,
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="Findings already known (from --write-baseline): only new errors fail.")] = None,
     write_baseline: Annotated[Optional[str], typer.Option("--write-baseline", help="Write every finding's fingerprint to this file.")] = None,
-    budget: Annotated[float, typer.Option("--budget", help="CPU seconds per kernel; past it the deadlock run stops (bound_reached) and static findings are kept. 0: no budget.")] = 0.5,
+    budget: Annotated[int, typer.Option("--budget", help="Interpreter steps per kernel (the same on every machine and load); past it the deadlock run stops (bound_reached) and static findings are kept. 0: no budget.")] = 500_000,
     no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernels' barrier programs.")] = False,
     cache_dir: Annotated[Optional[str], typer.Option("--cache-dir", help="Result cache folder (default $XDG_CACHE_HOME/barrier-viz/audit, else ~/.cache/barrier-viz/audit).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the result cache.")] = False,
@@ -602,10 +602,10 @@ def audit_cmd(
         if jobs is not None and jobs < 1:
             raise typer.BadParameter("--jobs must be at least 1")
         if budget < 0:
-            raise typer.BadParameter("--budget must be 0 (none) or more seconds")
+            raise typer.BadParameter("--budget must be 0 (none) or more steps")
         bar, factory = A.progress_bar()
         try:
-            doc = A.audit_document(paths, jobs=jobs, simulate=not no_simulate, seconds=budget or None, cache_dir=cache_dir,
+            doc = A.audit_document(paths, jobs=jobs, simulate=not no_simulate, steps=budget or None, cache_dir=cache_dir,
                                    use_cache=not no_cache, baseline=baseline, progress_factory=factory,
                                    read_stdin=lambda: sys.stdin.read() if not sys.stdin.isatty() else "")
         finally:

@@ -1,7 +1,7 @@
 """`audit PATH...`: check every unit with warp specialization under some paths, as a CI gate.
 
 Files are discovered and scanned here; each unit not in the cache is checked in a worker
-process (`--jobs`), each within a time budget (`audit.worker`); results are cached by content
+process (`--jobs`), each within a step budget (`audit.worker`); results are cached by content
 (`audit.cache`) and compared with a baseline (`audit.baseline`). One row per kernel (a unit's
 function with warp specialization), per unit that failed, and per file without any such
 unit, so every file named or found is accounted for.
@@ -27,10 +27,12 @@ from ..audit.discover import FileEntry, UnitTask, discover_file, expand_paths
 from ..audit.worker import run_task
 
 SCHEMA = "barrier-viz/audit/v1"
+# Interpreter operations per kernel (`analyses.budget`): the same on every machine and load.
+DEFAULT_AUDIT_STEPS = 500_000
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def _pool_task(args: tuple[UnitTask, bool, float | None]) -> dict[str, Any]:
+def _pool_task(args: tuple[UnitTask, bool, int | None]) -> dict[str, Any]:
     return run_task(*args)
 
 
@@ -44,10 +46,10 @@ def _executor(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 
-def run_units(tasks: list[UnitTask], *, jobs: int, simulate: bool, seconds: float | None, cache: ResultCache,
+def run_units(tasks: list[UnitTask], *, jobs: int, simulate: bool, steps: int | None, cache: ResultCache,
               progress: Callable[[int], None] | None = None) -> tuple[list[dict[str, Any]], list[bool]]:
     """Results for `tasks` (in order) and whether each came from the cache."""
-    options = {"simulate": simulate, "budget": seconds}
+    options = {"simulate": simulate, "budget_steps": steps}
     keys = [cache_key(t.text, t.start_line, options) for t in tasks]
     results: list[dict[str, Any] | None] = [cache.get(k) for k in keys]
     cached = [r is not None for r in results]
@@ -66,10 +68,10 @@ def run_units(tasks: list[UnitTask], *, jobs: int, simulate: bool, seconds: floa
 
     if jobs <= 1 or len(todo) <= 1:
         for i in todo:
-            done(i, run_task(tasks[i], simulate, seconds))
+            done(i, run_task(tasks[i], simulate, steps))
     else:
         with _executor(min(jobs, len(todo))) as pool:
-            futures = {pool.submit(_pool_task, (tasks[i], simulate, seconds)): i for i in todo}
+            futures = {pool.submit(_pool_task, (tasks[i], simulate, steps)): i for i in todo}
             for fut in as_completed(futures):
                 i = futures[fut]
                 try:
@@ -145,7 +147,7 @@ def _rows(entries: list[FileEntry], results: dict[int, dict[str, Any]], cached: 
     return rows
 
 
-def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool = True, seconds: float | None = 0.5,
+def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool = True, steps: int | None = DEFAULT_AUDIT_STEPS,
                    cache_dir: str | None = None, use_cache: bool = True, baseline: str | None = None,
                    progress_factory=None, read_stdin=None) -> dict[str, Any]:
     """The audit of `paths` as a plain document (see the module docstring). `progress_factory`
@@ -162,7 +164,7 @@ def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool 
         root = Path(cache_dir) if cache_dir else default_cache_dir()
     cache = ResultCache(root)
     advance = progress_factory(len(tasks)) if progress_factory else None
-    results, cached = run_units(tasks, jobs=jobs or os.cpu_count() or 1, simulate=simulate, seconds=seconds,
+    results, cached = run_units(tasks, jobs=jobs or os.cpu_count() or 1, simulate=simulate, steps=steps,
                                 cache=cache, progress=advance)
     rows = _rows(entries, dict(enumerate(results)), dict(enumerate(cached)), known)
     for r in rows:
@@ -187,7 +189,7 @@ def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool 
         "schema": SCHEMA,
         "input": {"paths": list(paths), "files": files},
         "version": __version__,
-        "options": {"simulate": simulate, "budget_seconds": seconds, "baseline": baseline},
+        "options": {"simulate": simulate, "budget_steps": steps, "baseline": baseline},
         "summary": summary,
         "rows": rows,
     }
@@ -270,7 +272,7 @@ def render_audit_text(doc: dict[str, Any], write: Callable[[str], None]) -> None
           f"{s['files_without_ws']} file(s) without warp specialization, "
           f"{s['duplicates']} repeated snapshot(s) checked once")
     write(f"findings: {s['errors']} error(s) ({s['new_errors']} new), {s['warnings']} warning(s), {s['infos']} info; "
-          f"{s['baselined']} baselined; {s['bound_reached']} kernel(s) reached the time budget")
+          f"{s['baselined']} baselined; {s['bound_reached']} kernel(s) reached the simulation budget")
     if st:
         write(f"{st['seconds']:.1f}s, {st['cache_hits']} cached, {st['cache_misses']} checked")
     write("result: " + ("FAIL (new error findings)" if s["new_errors"] else "ok"))
