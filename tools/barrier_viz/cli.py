@@ -88,6 +88,52 @@ def _fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
+class _Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM before the output was complete: exit 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+_output_complete = False  # set once a command's output is written: a late signal keeps its exit code
+
+
+def _on_signal(signum, frame) -> None:  # noqa: ARG001
+    if not _output_complete:
+        raise _Interrupted(signum)
+
+
+def _on_cpu_limit(signum, frame) -> None:  # noqa: ARG001
+    from . import limits
+
+    raise limits.LimitExceeded(limits.CPU_SECONDS.message("the command ran out of CPU time"))
+
+
+def _install_process_guards() -> None:
+    """For the console command only (not in-process test runs): SIGINT and SIGTERM stop the
+    command (and, through the audit pool's cleanup, its workers) unless its output is already
+    complete; the CPU-time and memory backstops of `limits` become OS limits (SIGXCPU, and
+    MemoryError past RLIMIT_DATA), each a one-line exit 2."""
+    import resource
+    import signal
+
+    from . import limits
+
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+    for rlimit, value, sig_handler in ((resource.RLIMIT_CPU, limits.CPU_SECONDS.value, _on_cpu_limit),
+                                       (resource.RLIMIT_DATA, limits.MEMORY.value, None)):
+        try:
+            soft, hard = resource.getrlimit(rlimit)
+            if hard == resource.RLIM_INFINITY or value < hard:
+                resource.setrlimit(rlimit, (value, hard))
+        except (ValueError, OSError):  # a platform or container that refuses: the caps still hold
+            continue
+        if sig_handler is not None:
+            signal.signal(signal.SIGXCPU, sig_handler)
+
+
 def _run(debug: bool, body: Callable[[], int | None]) -> None:
     """Run a command body, mapping errors to the exit-code contract (architecture §3):
     2 for bad input or usage (one line naming file:line:col), 3 for our own bugs (one line;
@@ -95,12 +141,18 @@ def _run(debug: bool, body: Callable[[], int | None]) -> None:
     (`barrier-viz ops x | head`) is handled like any other error, not at interpreter exit."""
     from .progress import progress
 
+    global _output_complete
     try:
         with progress():  # a bar on stderr for long runs, only when stderr is a terminal
             code = body()
         sys.stdout.flush()
+        _output_complete = True
     except InputError as exc:
         _fail(str(exc), 2)
+    except MemoryError:
+        from . import limits
+
+        _fail(limits.MEMORY.message("the command ran out of memory"), 2)
     except typer.Exit:
         raise
     except typer.BadParameter as exc:  # a bad option value found by a command body
@@ -110,8 +162,11 @@ def _run(debug: bool, body: Callable[[], int | None]) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise typer.Exit(0)
-    except KeyboardInterrupt:
-        _fail("interrupted", 130)
+    except KeyboardInterrupt as exc:
+        import signal
+
+        signum = getattr(exc, "signum", signal.SIGINT)
+        _fail("terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted", 128 + signum)
     except Exception as exc:  # noqa: BLE001 - the contract: no traceback without --debug
         if debug:
             traceback.print_exc()  # then the same one-line message and exit code 3
@@ -142,17 +197,14 @@ def _report_warnings(sel, strict: bool) -> list[str]:
 
 
 def _output_folder(out: str):
-    """The folder `--out` names, created if needed. A path that is a file, or that cannot be
-    created, is a usage error (exit 2), not an internal one."""
+    """The folder `--out` names, checked before the analysis (a path that is a file is a usage
+    error, exit 2) but created only when the files are written (`safe_io`), so an interrupted
+    or failed run leaves no empty folder behind."""
     from pathlib import Path
 
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise InputError(out, "--out: exists and is not a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(out, f"--out: cannot create the folder: {exc.strerror or exc}") from None
     return path
 
 
@@ -618,8 +670,10 @@ def audit_cmd(
         if output:
             from pathlib import Path
 
+            from .safe_io import write_atomic
+
             try:
-                Path(output).write_text(text, encoding="utf-8")
+                write_atomic(Path(output).absolute().parent, Path(output).name, text or "")
             except OSError as exc:
                 raise InputError(output, f"cannot write: {exc}") from None
             s = doc["summary"]
@@ -685,6 +739,7 @@ def diff_cmd(
 
 def main() -> None:
     """Console-script entry point."""
+    _install_process_guards()
     app()
 
 

@@ -65,6 +65,13 @@ SLOTS = Limit("barrier slots of one allocation", "BARRIER_VIZ_MAX_SLOTS", 65_536
 CPU_SECONDS = Limit("CPU seconds of one command", "BARRIER_VIZ_MAX_CPU_SECONDS", 600)
 MEMORY = Limit("memory of one command", "BARRIER_VIZ_MAX_MEMORY_MB", 4096, MIB)
 
+class LimitExceeded(InputError):
+    """A cap hit while running (CPU time, memory) rather than while reading: exit 2 like the rest."""
+
+    def __init__(self, message: str):
+        super().__init__("resource limit", message)
+
+
 ALL = (INPUT_BYTES, LINE_BYTES, GZIP_RATIO, UNIT_BYTES, OPERATIONS, NESTING, CTAS, WARPS, SLOTS, CPU_SECONDS, MEMORY)
 # Below this many decompressed bytes a gzip input is not held to the ratio (tiny files compress
 # by any ratio).

@@ -107,7 +107,6 @@ class _Run:
         self.turns = 0
         self.tool_calls = 0
         self.usage: dict[str, int] = dict.fromkeys(("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"), 0)
-        config.out_dir.mkdir(parents=True, exist_ok=True)
         self.transcript_path = config.out_dir / TRANSCRIPT_FILE
         self.log = Transcript(self.transcript_path, self.secrets)
 

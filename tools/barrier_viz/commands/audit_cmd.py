@@ -43,7 +43,30 @@ def _executor(jobs: int) -> ProcessPoolExecutor:
         ctx = mp.get_context("fork")  # workers inherit the imported package: no start-up import
     except ValueError:  # pragma: no cover - platforms without fork
         ctx = mp.get_context()
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_signals)
+
+
+def _worker_signals() -> None:
+    """Workers leave interrupts to the parent (it stops them, see `_stop`) and die on SIGTERM."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop every worker now (an interrupt, SIGTERM, an error): `shutdown` alone would wait for
+    the kernels they are checking, or leave them running after we exit."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        if p.is_alive():
+            p.terminate()
+    for p in processes:
+        p.join(timeout=5)
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=5)
 
 
 def run_units(tasks: list[UnitTask], *, jobs: int, simulate: bool, steps: int | None, cache: ResultCache,
@@ -70,7 +93,8 @@ def run_units(tasks: list[UnitTask], *, jobs: int, simulate: bool, steps: int | 
         for i in todo:
             done(i, run_task(tasks[i], simulate, steps))
     else:
-        with _executor(min(jobs, len(todo))) as pool:
+        pool = _executor(min(jobs, len(todo)))
+        try:
             futures = {pool.submit(_pool_task, (tasks[i], simulate, steps)): i for i in todo}
             for fut in as_completed(futures):
                 i = futures[fut]
@@ -80,6 +104,10 @@ def run_units(tasks: list[UnitTask], *, jobs: int, simulate: bool, steps: int | 
                     r = {"status": "error", "error": f"{tasks[i].path}:{tasks[i].start_line}:1: internal error: "
                                                    f"worker failed: {type(exc).__name__}", "kernels": [], "seconds": 0.0}
                 done(i, r)
+        except BaseException:
+            _stop(pool)
+            raise
+        pool.shutdown(wait=True)
     return [r for r in results if r is not None], cached
 
 
