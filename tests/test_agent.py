@@ -17,7 +17,7 @@ from barrier_viz.agent import loop as agent_loop  # noqa: E402
 from barrier_viz.agent.loop import AgentConfig, make_client, resolve_model, run_agent  # noqa: E402
 from barrier_viz.agent.outputs import validate_outputs  # noqa: E402
 from barrier_viz.agent.prompts import SECTIONS, system_prompt  # noqa: E402
-from barrier_viz.agent.protocol import parse_final  # noqa: E402
+from barrier_viz.agent.protocol import DATA_TAG, data_body, parse_final  # noqa: E402
 from barrier_viz.agent.registry import REGISTRY, ToolError  # noqa: E402
 from barrier_viz.cli import app  # noqa: E402
 
@@ -128,11 +128,11 @@ def test_scripted_exchange_runs_our_tools_and_writes_the_debug_helper_files(tmp_
     # the tool results carry exactly the JSON the registry (and the CLI) produce
     (inputs_result,) = tool_results(api.bodies[1])
     assert inputs_result["tool_use_id"] == "tu_1" and not inputs_result.get("is_error")
-    assert json.loads(inputs_result["content"]) == REGISTRY.get("inputs").call_json({"input": FIXTURE})
+    assert json.loads(data_body(inputs_result["content"])) == REGISTRY.get("inputs").call_json({"input": FIXTURE})
     ops_default, ops_all = tool_results(api.bodies[2])
     assert [r["tool_use_id"] for r in (ops_default, ops_all)] == ["tu_2", "tu_3"]
-    assert json.loads(ops_default["content"]) == REGISTRY.get("ops").call_json({"input": FIXTURE})
-    assert len(json.loads(ops_all["content"])["ops"]) > len(json.loads(ops_default["content"])["ops"])
+    assert json.loads(data_body(ops_default["content"])) == REGISTRY.get("ops").call_json({"input": FIXTURE})
+    assert len(json.loads(data_body(ops_all["content"]))["ops"]) > len(json.loads(data_body(ops_default["content"]))["ops"])
     # the assistant turn that asked for the tools is sent back verbatim before the results
     assert api.bodies[2]["messages"][-2]["content"][1] == {"type": "tool_use", "id": "tu_2", "name": "ops", "input": {"input": FIXTURE}}
 

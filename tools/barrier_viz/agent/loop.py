@@ -17,7 +17,7 @@ from typing import Any
 
 from .outputs import Mode, Outputs, RunStatus, StatusDoc, write_outputs
 from .prompts import reminder_message, system_prompt, task_message
-from .protocol import FinalAnswer, parse_final
+from .protocol import FinalAnswer, data_block, parse_final
 from .registry import REGISTRY, Registry, ToolError
 from .transcript import Transcript
 
@@ -189,6 +189,7 @@ class _Run:
             text, is_error = f"internal error in tool {block.name}: {type(exc).__name__}: {exc}", True
         if len(text) > MAX_TOOL_RESULT_CHARS:
             text = text[:MAX_TOOL_RESULT_CHARS] + f"\n[truncated: {len(text)} characters; narrow the call with unit/func or drop include_all]"
+        text = data_block(block.name, text, json=not is_error and len(text) <= MAX_TOOL_RESULT_CHARS)
         self.log.event("tool", turn=self.turns, id=block.id, name=block.name, arguments=arguments, is_error=is_error,
                        chars=len(text), result=text)
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.id, "content": text}
