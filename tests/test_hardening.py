@@ -389,3 +389,60 @@ def test_a_sigint_after_the_output_keeps_the_exit_code(tmp_path: Path) -> None:
                        env=ENV, timeout=120)
     assert r.returncode == 1, (r.returncode, r.stderr)
     assert json.loads(r.stdout)["summary"]["errors"] >= 1 and b"Traceback" not in r.stderr
+
+
+# -- the fuzz test: hostile edits of real IR shapes, every run bounded ---------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from test_cli_errors import _EDITS, _FIXTURE_BYTES, _mutate  # noqa: E402
+
+_HUGE = [0, -1, 3, 1 << 20, 1 << 31, 1 << 63, (1 << 128) + 1]
+_HOSTILE = st.lists(
+    st.tuples(st.sampled_from(["big-number", "nest", "long-line", "repeat-lines"]), st.integers(0, 1 << 20),
+              st.integers(0, 1 << 20)),
+    min_size=1, max_size=4)
+
+
+def _hostile(data: bytes, edits: list[tuple[str, int, int]]) -> bytes:
+    import re
+
+    for kind, a, b in edits:
+        lines = data.splitlines(keepends=True) or [b""]
+        i = a % len(lines)
+        if kind == "big-number":
+            numbers = list(re.finditer(rb"(?<![\w#%])\d+\b", data))
+            if numbers:
+                m = numbers[a % len(numbers)]
+                data = data[:m.start()] + str(_HUGE[b % len(_HUGE)]).encode() + data[m.end():]
+            continue
+        if kind == "nest":
+            depth = 50 + b % 2000
+            lines[i] = lines[i].rstrip(b"\n") + b" {x = " + b"[" * depth + b"]" * depth + b"}\n"
+        elif kind == "long-line":
+            lines.insert(i, b'#locx = loc("' + b"z" * (1000 + b % 20_000) + b'")\n')
+        else:
+            j = min(len(lines), i + 1 + b % 8)
+            lines[i:j] = lines[i:j] * (2 + b % 200)
+        data = b"".join(lines)
+    return data
+
+
+@settings(max_examples=40, deadline=None, derandomize=bool(os.environ.get("CI")),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(_FIXTURE_BYTES), _EDITS, _HOSTILE)
+def test_hostile_edits_of_real_ir_stay_within_the_contract(monkeypatch: pytest.MonkeyPatch, data: bytes, edits,
+                                                           hostile) -> None:
+    """Every run of `check` (simulation included) on a hostile edit: exit 0, 1 or 2, never a
+    crash; an exit 2 is one line, and a cap names the variable that raises it."""
+    monkeypatch.setenv("BARRIER_VIZ_SIM_STEPS", "20000")
+    monkeypatch.setenv("BARRIER_VIZ_MAX_LINE_KB", "8")
+    run = run_cli("check", "-", "--format", "json", input=_hostile(_mutate(data, edits), hostile))
+    assert run.exception is None, f"crashed: {run.exception!r}"
+    assert run.exit_code in (0, 1, 2), (run.exit_code, run.stderr)
+    assert "Traceback" not in run.stderr
+    if run.exit_code == 2:
+        line = run.stderr.strip().splitlines()[-1]
+        assert len([x for x in run.stderr.splitlines() if "error:" in x]) == 1, run.stderr
+        if "(limit for" in line:
+            assert "set BARRIER_VIZ_" in line, line

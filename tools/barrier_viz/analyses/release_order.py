@@ -189,7 +189,7 @@ def _loosely_same(a, b) -> bool:
                                       for x, y in zip(sa, sb))
 
 
-def _ordered(analysis, access: Operation, write: Operation, wait_op: Operation, uses_by_op) -> bool:
+def _ordered(analysis, access: Operation, write: Operation, wait_op: Operation, uses_by_op, memo=None) -> bool:
     """Whether the overwrite is ordered after the access through another barrier: the
     releasing partition arrives on some slot after the access, and the overwriting partition
     waits on that slot in its iteration. A wait before the overwrite orders it directly. A wait
@@ -197,16 +197,22 @@ def _ordered(analysis, access: Operation, write: Operation, wait_op: Operation, 
     only when it waits for the same iteration's arrival (e.g. the MMA partition waiting for P
     before the PV MMA); an acquire with the pre-inverted parity waits for the previous
     iteration's arrival and orders nothing here."""
-    later = [(b, u) for op in following_in_iteration(access) for b, u in uses_by_op.get(id(op), ())
-             if u.role in _ARRIVE_ROLES]
+    cache = memo.ordering if memo is not None else {}
+    later = cache.get(("later", id(access)))
+    if later is None:
+        later = cache[("later", id(access))] = [(b, u) for op in following_in_iteration(access)
+                                                for b, u in uses_by_op.get(id(op), ()) if u.role in _ARRIVE_ROLES]
     if not later:
         return False
-    up = max(0, loop_depth(write) - loop_depth(wait_op))
-    before = [(b, u) for op in preceding_in_iteration(write, up) for b, u in uses_by_op.get(id(op), ())
-              if u.role in _WAIT_ROLES]
-    after = [(b, u) for op in following_in_iteration(write, up) for b, u in uses_by_op.get(id(op), ())
-             if u.role in _WAIT_ROLES and not _inverted(analysis, u)]
-    return any(b1 is b2 and _loosely_same(u1, u2) for b1, u1 in later for b2, u2 in before + after)
+    waits = cache.get(("waits", id(write), id(wait_op)))
+    if waits is None:
+        up = max(0, loop_depth(write) - loop_depth(wait_op))
+        before = [(b, u) for op in preceding_in_iteration(write, up) for b, u in uses_by_op.get(id(op), ())
+                  if u.role in _WAIT_ROLES]
+        after = [(b, u) for op in following_in_iteration(write, up) for b, u in uses_by_op.get(id(op), ())
+                 if u.role in _WAIT_ROLES and not _inverted(analysis, u)]
+        waits = cache[("waits", id(write), id(wait_op))] = before + after
+    return any(b1 is b2 and _loosely_same(u1, u2) for b1, u1 in later for b2, u2 in waits)
 
 
 def _inverted(analysis, use) -> bool:
@@ -235,6 +241,8 @@ class _Memo:
         self.analysis = analysis
         self.accesses: dict[tuple[int, str], list] = {}
         self.guarded: dict[int, list] = {}
+        self.ordering: dict[tuple, list] = {}  # `_ordered`'s arrivals after an access, waits around a write
+        self.hits: dict[tuple, tuple | None] = {}  # first unordered overlapping write, per access and guard set
 
     def access(self, op: Operation, kind: str) -> list[tuple[str, Extent]]:
         key = (id(op), kind)
@@ -276,11 +284,12 @@ def use_after_release(analysis) -> list[Finding]:
             # (extent, barrier slot), writer op, partition, wait line, wait use; by allocation
             guarded: dict[int, list[tuple]] = {}
             rel_slot = _barrier_slot(analysis, b, rel)
+            included = tuple(id(w) for w in waits if w.partition != rel.partition and _same_slot(w, rel))
             for w in waits:
-                if w.partition == rel.partition or not _same_slot(w, rel):
-                    continue
-                for g in memo.guarded_by(b, w):
-                    guarded.setdefault(g[0][0][0], []).append(g)
+                if id(w) in included:
+                    for g in memo.guarded_by(b, w):
+                        guarded.setdefault(g[0][0][0], []).append(g)
+            group = (included, id(rel_slot[0]) if rel_slot else None, rel_slot[1] if rel_slot else None)
             if not guarded:
                 continue
             for op in following_in_iteration(rel.op):
@@ -292,8 +301,11 @@ def use_after_release(analysis) -> list[Finding]:
                     continue
                 for kind in ("reads", "writes"):
                     for operand, ext in memo.access(op, kind):
-                        hit = next((g for g in guarded.get(ext[0], ()) if _overlap((ext, rel_slot), g[0])
-                                    and not _ordered(analysis, op, g[1], g[4].op, uses_by_op)), None)
+                        key = (group, id(op), kind, operand)
+                        if key not in memo.hits:
+                            memo.hits[key] = next((g for g in guarded.get(ext[0], ()) if _overlap((ext, rel_slot), g[0])
+                                                   and not _ordered(analysis, op, g[1], g[4].op, uses_by_op, memo)), None)
+                        hit = memo.hits[key]
                         if hit is None or (id(rel.op), id(op)) in seen:
                             continue
                         seen.add((id(rel.op), id(op)))
