@@ -138,7 +138,7 @@ def test_parallel_jobs_give_the_same_document(tree):
 
 
 def test_budget_overrun_is_reported_not_dropped(tree):
-    doc = _json(str(tree / "kernel.ttgir"), str(tree / "sub" / "deeper" / "dropped.ttgir"), "--budget", "0.000001")
+    doc = _json(str(tree / "kernel.ttgir"), str(tree / "sub" / "deeper" / "dropped.ttgir"), "--budget", "1")
     rows = [r for r in doc["rows"] if r["status"] != "no_ws"]
     assert len(rows) == 2 and all(r["status"] == "bound_reached" and r["note"] for r in rows)
     assert doc["summary"]["bound_reached"] == 2

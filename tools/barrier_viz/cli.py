@@ -156,6 +156,52 @@ def _fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
+class _Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM before the output was complete: exit 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+_output_complete = False  # set once a command's output is written: a late signal keeps its exit code
+
+
+def _on_signal(signum, frame) -> None:  # noqa: ARG001
+    if not _output_complete:
+        raise _Interrupted(signum)
+
+
+def _on_cpu_limit(signum, frame) -> None:  # noqa: ARG001
+    from . import limits
+
+    raise limits.LimitExceeded(limits.CPU_SECONDS.message("the command ran out of CPU time"))
+
+
+def _install_process_guards() -> None:
+    """For the console command only (not in-process test runs): SIGINT and SIGTERM stop the
+    command (and, through the audit pool's cleanup, its workers) unless its output is already
+    complete; the CPU-time and memory backstops of `limits` become OS limits (SIGXCPU, and
+    MemoryError past RLIMIT_DATA), each a one-line exit 2."""
+    import resource
+    import signal
+
+    from . import limits
+
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+    for rlimit, value, sig_handler in ((resource.RLIMIT_CPU, limits.CPU_SECONDS.value, _on_cpu_limit),
+                                       (resource.RLIMIT_DATA, limits.MEMORY.value, None)):
+        try:
+            soft, hard = resource.getrlimit(rlimit)
+            if hard == resource.RLIM_INFINITY or value < hard:
+                resource.setrlimit(rlimit, (value, hard))
+        except (ValueError, OSError):  # a platform or container that refuses: the caps still hold
+            continue
+        if sig_handler is not None:
+            signal.signal(signal.SIGXCPU, sig_handler)
+
+
 def _run(debug: bool, body: Callable[[], int | None]) -> None:
     """Run a command body, mapping errors to the exit-code contract (architecture §3):
     2 for bad input or usage (one line naming file:line:col), 3 for our own bugs (one line;
@@ -163,12 +209,18 @@ def _run(debug: bool, body: Callable[[], int | None]) -> None:
     (`barrier-viz ops x | head`) is handled like any other error, not at interpreter exit."""
     from .progress import progress
 
+    global _output_complete
     try:
         with progress():  # a bar on stderr for long runs, only when stderr is a terminal
             code = body()
         sys.stdout.flush()
+        _output_complete = True
     except InputError as exc:
         _fail(str(exc), 2)
+    except MemoryError:
+        from . import limits
+
+        _fail(limits.MEMORY.message("the command ran out of memory"), 2)
     except typer.Exit:
         raise
     except typer.BadParameter as exc:  # a bad option value found by a command body
@@ -178,8 +230,11 @@ def _run(debug: bool, body: Callable[[], int | None]) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         raise typer.Exit(0)
-    except KeyboardInterrupt:
-        _fail("interrupted", 130)
+    except KeyboardInterrupt as exc:
+        import signal
+
+        signum = getattr(exc, "signum", signal.SIGINT)
+        _fail("terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted", 128 + signum)
     except Exception as exc:  # noqa: BLE001 - the contract: no traceback without --debug
         if debug:
             traceback.print_exc()  # then the same one-line message and exit code 3
@@ -210,17 +265,14 @@ def _report_warnings(sel, strict: bool) -> list[str]:
 
 
 def _output_folder(out: str):
-    """The folder `--out` names, created if needed. A path that is a file, or that cannot be
-    created, is a usage error (exit 2), not an internal one."""
+    """The folder `--out` names, checked before the analysis (a path that is a file is a usage
+    error, exit 2) but created only when the files are written (`safe_io`), so an interrupted
+    or failed run leaves no empty folder behind."""
     from pathlib import Path
 
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise InputError(out, "--out: exists and is not a folder")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(out, f"--out: cannot create the folder: {exc.strerror or exc}") from None
     return path
 
 
@@ -691,7 +743,7 @@ def audit_cmd(
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Worker processes (default: the CPU count).")] = None,
     baseline: Annotated[Optional[str], typer.Option("--baseline", help="Findings already known (from --write-baseline): only new errors fail.")] = None,
     write_baseline: Annotated[Optional[str], typer.Option("--write-baseline", help="Write every finding's fingerprint to this file.")] = None,
-    budget: Annotated[float, typer.Option("--budget", help="CPU seconds per kernel; past it the deadlock run stops (bound_reached) and static findings are kept. 0: no budget.")] = 0.5,
+    budget: Annotated[int, typer.Option("--budget", help="Interpreter steps per kernel (the same on every machine and load); past it the deadlock run stops (bound_reached) and static findings are kept. 0: no budget.")] = 500_000,
     no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernels' barrier programs.")] = False,
     cache_dir: Annotated[Optional[str], typer.Option("--cache-dir", help="Result cache folder (default $XDG_CACHE_HOME/barrier-viz/audit, else ~/.cache/barrier-viz/audit).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the result cache.")] = False,
@@ -707,10 +759,10 @@ def audit_cmd(
         if jobs is not None and jobs < 1:
             raise typer.BadParameter("--jobs must be at least 1")
         if budget < 0:
-            raise typer.BadParameter("--budget must be 0 (none) or more seconds")
+            raise typer.BadParameter("--budget must be 0 (none) or more steps")
         bar, factory = A.progress_bar()
         try:
-            doc = A.audit_document(paths, jobs=jobs, simulate=not no_simulate, seconds=budget or None, cache_dir=cache_dir,
+            doc = A.audit_document(paths, jobs=jobs, simulate=not no_simulate, steps=budget or None, cache_dir=cache_dir,
                                    use_cache=not no_cache, baseline=baseline, progress_factory=factory,
                                    read_stdin=lambda: sys.stdin.read() if not sys.stdin.isatty() else "")
         finally:
@@ -731,8 +783,10 @@ def audit_cmd(
         if output:
             from pathlib import Path
 
+            from .safe_io import write_atomic
+
             try:
-                Path(output).write_text(text, encoding="utf-8")
+                write_atomic(Path(output).absolute().parent, Path(output).name, text or "")
             except OSError as exc:
                 raise InputError(output, f"cannot write: {exc}") from None
             s = doc["summary"]
@@ -826,6 +880,7 @@ def mcp_cmd(
 
 def main() -> None:
     """Console-script entry point."""
+    _install_process_guards()
     app()
 
 

@@ -15,12 +15,14 @@ import hashlib
 import io
 import os
 import re
+import stat
 import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from . import limits
 from .errors import InputError
 from .ir.model import ParsedIR
 
@@ -100,12 +102,32 @@ class Source:
         return open(self.path, "rb")
 
     def lines(self) -> Iterator[bytes]:
-        """The raw lines, each with its newline. A truncated or corrupt .gz fails mid-stream
-        (EOFError, zlib.error): that becomes an InputError at the line where reading stopped."""
+        """The raw lines, each with its newline, streamed within the input caps (`limits`): a
+        line longer than LINE_BYTES, more than INPUT_BYTES in all, or a gzip file expanding past
+        GZIP_RATIO is refused at the line where reading stopped, before it costs memory. A
+        truncated or corrupt .gz fails mid-stream (EOFError, zlib.error): an InputError there too."""
         lineno = 0
+        total = 0
+        line_cap, input_cap = limits.LINE_BYTES.value, limits.INPUT_BYTES.value
+        ratio_cap = None
+        if self.compressed and self.path is not None:
+            ratio_cap = max(limits.GZIP_RATIO.value * self.path.stat().st_size, limits.GZIP_RATIO_FLOOR)
         try:
             with self.open() as fh:
-                for lineno, raw in enumerate(fh, 1):
+                while True:
+                    raw = fh.readline(line_cap + 1)
+                    if not raw:
+                        break
+                    lineno += 1
+                    if len(raw) > line_cap and not (len(raw) == line_cap + 1 and raw.endswith(b"\n")):
+                        raise limits.LINE_BYTES.error(self.display, f"line {lineno} is longer than the limit", lineno, 1)
+                    total += len(raw)
+                    if total > input_cap:
+                        raise limits.INPUT_BYTES.error(self.display, f"the input is larger than the limit at line {lineno}", lineno, 1)
+                    if ratio_cap is not None and total > ratio_cap:
+                        raise limits.GZIP_RATIO.error(
+                            self.display, f"the gzip data expands more than {limits.GZIP_RATIO.value}x by line {lineno} "
+                            "(a decompression bomb?)", lineno, 1)
                     yield raw
         except (OSError, EOFError, zlib.error) as exc:
             what = "corrupt or truncated gzip data" if self.compressed and lineno else "cannot read"
@@ -171,36 +193,108 @@ class InputSet:
 
 # -- discovery ------------------------------------------------------------------------------------
 def open_input(spec: str, stdin: Callable[[], bytes] | None = None) -> InputSet:
-    """Resolve INPUT (a path, a directory, `-` for stdin) to its units."""
+    """Resolve INPUT (a path, a directory, `-` for stdin) to its units.
+
+    Every input is read once: a pipe, a FIFO, process substitution (`<(cmd)`) or `/dev/stdin`
+    is read into memory (within the caps of `limits`) and scanned there, since reading it again
+    would find it empty (or block). Devices, sockets and terminals are refused."""
     if spec == "-":
-        data = (stdin or _read_stdin)()
-        if data[:2] == b"\x1f\x8b":
-            try:
-                data = gzip.decompress(data)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise InputError("<stdin>", f"corrupt or truncated gzip data: {exc}", 1, 1) from None
-        source = Source("<stdin>", data=data)
-        if _is_trace(source):
-            return _open_trace("<stdin>", "stdin", source, len(data))
-        units = scan_units(source)
-        return InputSet("<stdin>", "stdin", units, len(data))
+        return _in_memory("<stdin>", "stdin", (stdin or _read_stdin)())
     path = Path(spec)
     try:
         if not path.exists():
             raise InputError(spec, "no such file or directory", 1, 1)
         if path.is_dir():
             return _open_directory(spec, path)
-        size = path.stat().st_size
+        st = path.stat()
     except (OSError, ValueError) as exc:  # a name too long, a permission problem, a NUL byte
         raise InputError(spec, f"cannot open: {exc}", 1, 1) from None
+    if stat.S_ISFIFO(st.st_mode):
+        try:
+            with open(path, "rb") as fh:
+                data = read_capped(fh, spec)
+        except OSError as exc:
+            raise InputError(spec, f"cannot read: {exc.strerror or exc}", 1, 1) from None
+        return _in_memory(spec, "file", data)
+    if not stat.S_ISREG(st.st_mode):
+        what = "a character device" if stat.S_ISCHR(st.st_mode) else "a block device" if stat.S_ISBLK(st.st_mode) \
+            else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file"
+        raise InputError(spec, f"is {what}, not an IR file: refused (pipe its contents into `-` if that is what you mean)", 1, 1)
     source = Source(spec, path=path)
     if _is_trace(source):
-        return _open_trace(spec, "trace", source, size)
+        return _open_trace(spec, "trace", source, st.st_size)
     units = scan_units(source)
     defaults = _cache_entry_defaults(path)
     for u in units:
         u.module_defaults = {**defaults, **u.module_defaults}
-    return InputSet(spec, "file", units, size, compressed=source.compressed)
+    return InputSet(spec, "file", units, st.st_size, compressed=source.compressed)
+
+
+def _in_memory(display: str, kind: str, data: bytes) -> InputSet:
+    """An input read once into memory (stdin, a pipe): gunzipped within the caps, then scanned."""
+    compressed = data[:2] == b"\x1f\x8b"
+    if compressed:
+        data = gunzip_capped(data, display)
+    source = Source(display, data=data)
+    if _is_trace(source):
+        return _open_trace(display, "stdin" if kind == "stdin" else "trace", source, len(data))
+    return InputSet(display, kind, scan_units(source), len(data), compressed=compressed)
+
+
+_CHUNK = 1 << 20
+
+
+def read_capped(fh, display: str) -> bytes:
+    """All of `fh`, read in chunks: past INPUT_BYTES it stops with the cap error, and a NUL byte
+    (binary data, `/dev/zero`) stops it at once, not after the whole stream is in memory."""
+    cap = limits.INPUT_BYTES.value
+    chunks: list[bytes] = []
+    total = 0
+    lines = 0
+    while True:
+        chunk = fh.read(_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        if not chunks and chunk[:2] == b"\x1f\x8b":
+            pass  # gzip data: binary by nature; its text is checked once decompressed
+        elif b"\x00" in chunk and not (chunks and chunks[0][:2] == b"\x1f\x8b"):
+            at = chunk.index(b"\x00")
+            line_start = chunk.rfind(b"\n", 0, at) + 1
+            column = at - line_start + 1 if line_start or not chunks else None
+            raise InputError(display, "binary data (NUL byte): not IR text", lines + chunk.count(b"\n", 0, at) + 1,
+                             column or 1)
+        total += len(chunk)
+        if total > cap:
+            raise limits.INPUT_BYTES.error(display, "the input is larger than the limit", 1, 1)
+        lines += chunk.count(b"\n")
+        chunks.append(chunk)
+
+
+def gunzip_capped(data: bytes, display: str) -> bytes:
+    """Decompress gzip `data` (every member) without ever holding more than the caps allow:
+    INPUT_BYTES in all and GZIP_RATIO times the compressed size (a bomb stops at the cap)."""
+    cap = min(limits.INPUT_BYTES.value, max(limits.GZIP_RATIO.value * len(data), limits.GZIP_RATIO_FLOOR))
+    out: list[bytes] = []
+    total = 0
+    rest = data
+    try:
+        while rest:
+            d = zlib.decompressobj(wbits=31)
+            buf = rest
+            while buf:
+                piece = d.decompress(buf, _CHUNK)
+                total += len(piece)
+                if total > cap:
+                    which = limits.INPUT_BYTES if cap == limits.INPUT_BYTES.value else limits.GZIP_RATIO
+                    raise which.error(display, "the gzip data expands past the limit (a decompression bomb?)", 1, 1)
+                out.append(piece)
+                buf = d.unconsumed_tail
+            if not d.eof:
+                raise EOFError("compressed data ended before the end-of-stream marker was reached")
+            rest = d.unused_data.lstrip(b"\x00")  # members may be padded with NULs
+    except (EOFError, zlib.error) as exc:
+        raise InputError(display, f"corrupt or truncated gzip data: {exc}", 1, 1) from None
+    return b"".join(out)
 
 
 def _is_trace(source: Source) -> bool:
@@ -236,14 +330,14 @@ def _cache_entry_defaults(path: Path) -> dict[str, str]:
 
 
 def _read_stdin() -> bytes:
-    """All of standard input. A terminal is refused rather than waited on: an agent or a script
-    that forgot the pipe should get an error, not a hang."""
+    """All of standard input, within the caps. A terminal is refused rather than waited on: an
+    agent or a script that forgot the pipe should get an error, not a hang."""
     stream = sys.stdin
     if stream is None or not hasattr(stream, "buffer"):
         raise InputError("<stdin>", "no standard input to read (pipe IR into `-`, or name a file)", 1, 1)
     if stream.isatty():
         raise InputError("<stdin>", "standard input is a terminal (pipe IR into `-`, or name a file)", 1, 1)
-    return stream.buffer.read()
+    return read_capped(stream.buffer, "<stdin>")
 
 
 def _open_directory(spec: str, path: Path) -> InputSet:
@@ -500,6 +594,9 @@ def load_unit(unit: Unit) -> ParsedIR:
     """Parse a unit (once per process per content). Raises InputError for unreadable IR."""
     from .ir.parse import IRSyntaxError, parse_ir
 
+    if unit.bytes > limits.UNIT_BYTES.value:
+        raise limits.UNIT_BYTES.error(unit.path, f"unit {unit.index} ({unit.label}) is {unit.bytes:,} bytes",
+                                      unit.start_line, 1)
     text = unit.text()
     if unit.meta.get("no_ttgir"):
         raise InputError(unit.path, unit.meta["no_ttgir"], 1, 1)
@@ -517,6 +614,7 @@ def load_unit(unit: Unit) -> ParsedIR:
     # reported like a recovered syntax error: a warning with its position, fatal with --strict.
     # After a recovered syntax error they are mostly its echo (the recovery swallowed the
     # definitions), so only the syntax error is printed; verdicts still never rest on them.
+    _check_module_limits(parsed, unit.path)
     if not parsed.warnings:
         parsed.diagnostics.extend(p.diagnostic() for p in ssa_problems(parsed))
     _apply_module_defaults(parsed, unit.module_defaults)
@@ -538,3 +636,26 @@ def _apply_module_defaults(parsed: ParsedIR, defaults: dict[str, str]) -> None:
         if missing:
             top.attributes.update(missing)
             top._attr_cache = None
+
+
+def _check_module_limits(parsed: ParsedIR, path: str) -> None:
+    """The cluster and warp counts a module asks for, against `limits.CTAS` / `limits.WARPS`:
+    the interpreter keeps state per CTA and per thread, so `ttg.num-ctas = 2^128` must be
+    refused here, not simulated (the hardware allows 16 CTAs per cluster and 32 warps)."""
+    for op in parsed.operations:
+        if op.name != "builtin.module":
+            continue
+        dims = 1
+        for key in ("ttg.num-ctas", "ttg.cluster-dim-x", "ttg.cluster-dim-y", "ttg.cluster-dim-z", "ttg.num-warps"):
+            value = op.attr(key)
+            if not isinstance(value, int) or isinstance(value, bool):
+                continue
+            if key == "ttg.num-warps":
+                if value > limits.WARPS.value:
+                    raise limits.WARPS.error(path, f'"{key}" = {value}', op.line, op.column)
+                continue
+            if key.startswith("ttg.cluster-dim"):
+                dims *= max(value, 1)
+                value = dims
+            if value > limits.CTAS.value:
+                raise limits.CTAS.error(path, f'"{key}" makes {value} CTAs', op.line, op.column)

@@ -17,7 +17,7 @@ from typing import Any
 
 from .outputs import Mode, Outputs, RunStatus, StatusDoc, write_outputs
 from .prompts import reminder_message, system_prompt, task_message
-from .protocol import FinalAnswer, parse_final
+from .protocol import FinalAnswer, data_block, parse_final
 from .registry import MAX_RESULT_CHARS, REGISTRY, Registry, ToolError, bounded_result
 from .transcript import Transcript
 
@@ -107,7 +107,6 @@ class _Run:
         self.turns = 0
         self.tool_calls = 0
         self.usage: dict[str, int] = dict.fromkeys(("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"), 0)
-        config.out_dir.mkdir(parents=True, exist_ok=True)
         self.transcript_path = config.out_dir / TRANSCRIPT_FILE
         self.log = Transcript(self.transcript_path, self.secrets)
 
@@ -188,7 +187,8 @@ class _Run:
             text, is_error = str(exc), True
         except Exception as exc:  # noqa: BLE001 - an analysis bug must not end the run; the model reports the gap
             text, is_error = f"internal error in tool {block.name}: {type(exc).__name__}: {exc}", True
-        text, _ = bounded_result(text, MAX_TOOL_RESULT_CHARS)
+        text, cut = bounded_result(text, MAX_TOOL_RESULT_CHARS)
+        text = data_block(block.name, text, json=not is_error and not cut)
         self.log.event("tool", turn=self.turns, id=block.id, name=block.name, arguments=arguments, is_error=is_error,
                        chars=len(text), result=text)
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.id, "content": text}

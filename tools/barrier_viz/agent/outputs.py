@@ -12,6 +12,7 @@ import json
 from enum import Enum
 from pathlib import Path
 
+from ..safe_io import write_atomic
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 REPORT_FILE = "report.md"
@@ -68,16 +69,17 @@ def write_outputs(out_dir: Path, outputs: Outputs) -> StatusDoc:
     """Write report.md, insights.log and status.json into `out_dir` (created if needed).
 
     A successful run always has at least one insight line: findings, or the explicit
-    no-issues line, so a reader can tell "nothing found" from "nothing written".
+    no-issues line, so a reader can tell "nothing found" from "nothing written". Each file is
+    written whole or not at all, never through a symlink (`safe_io`), status.json last: a
+    reader that finds status.json finds the other two complete.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
     insights = list(outputs.insights)
     if outputs.status == RunStatus.success and not insights:
         insights = [NO_ISSUES]
     report_path = out_dir / REPORT_FILE
     logs_path = out_dir / INSIGHTS_FILE
-    report_path.write_text(outputs.report.rstrip("\n") + "\n", encoding="utf-8")
-    logs_path.write_text("".join(line + "\n" for line in insights), encoding="utf-8")
+    write_atomic(out_dir, REPORT_FILE, outputs.report.rstrip("\n") + "\n")
+    write_atomic(out_dir, INSIGHTS_FILE, "".join(line + "\n" for line in insights))
     status = StatusDoc(
         status=outputs.status,
         reason=outputs.reason,
@@ -85,7 +87,7 @@ def write_outputs(out_dir: Path, outputs: Outputs) -> StatusDoc:
         logs_path=str(logs_path),
         suggested_next_modes=outputs.suggested_next_modes,
     )
-    (out_dir / STATUS_FILE).write_text(json.dumps(status.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    write_atomic(out_dir, STATUS_FILE, json.dumps(status.model_dump(mode="json"), indent=2) + "\n")
     return status
 
 

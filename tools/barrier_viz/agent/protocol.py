@@ -10,6 +10,34 @@ from dataclasses import dataclass, field
 
 from .outputs import INSIGHT_PREFIX
 
+# Tool results reach the model inside this element (`data_block`); the system prompt says that
+# everything inside it is data read from an untrusted IR file, never instructions.
+DATA_TAG = "barrier_viz_data"
+
+
+def data_block(tool: str, text: str, *, json: bool = True) -> str:
+    """A tool's output (a JSON document, or text: an error line, a truncated document) as one
+    delimited data field.
+
+    IR-derived strings (locations, attribute values, function and value names) can say
+    anything, including the closing tag. `<`, `>` and `&` are escaped inside (`\\u003c` in
+    JSON, which decodes to the same document; `&lt;` in text), so the only closing tag in the
+    field is the one written here and no IR text can end the data early."""
+    if json:
+        body = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    else:
+        body = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    kind = "json" if json else "text"
+    return f'<{DATA_TAG} tool="{tool}" format="{kind}">\n{body}\n</{DATA_TAG}>'
+
+
+def data_body(block: str) -> str:
+    """The inside of a `data_block` (for tests and transcripts): the JSON text as sent."""
+    start = block.index(">") + 2
+    end = block.rindex(f"\n</{DATA_TAG}>")
+    return block[start:end]
+
+
 _REPORT = re.compile(r"^[ \t]*<report>[ \t]*\n(.*?)^[ \t]*</report>[ \t]*$", re.S | re.M)
 NEEDS_CONTEXT_PREFIX = "NEEDS_CONTEXT:"
 

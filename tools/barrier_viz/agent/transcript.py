@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..safe_io import open_new
+
 REDACTED = "[REDACTED]"
 
 
@@ -20,7 +22,7 @@ class Transcript:
     def __init__(self, path: Path, secrets: list[str]):
         self.path = path
         self._secrets = [s for s in secrets if s]
-        self._file: TextIO = path.open("w", encoding="utf-8")
+        self._file: TextIO = open_new(path.parent, path.name)  # never through a planted link
 
     def event(self, kind: str, **data: Any) -> None:
         line = json.dumps({"event": kind, **data}, ensure_ascii=False, default=str)

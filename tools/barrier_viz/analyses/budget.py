@@ -1,16 +1,23 @@
-"""One time budget for every simulation (`check`, `report`, `explore`, `eval`).
+"""One work budget for every simulation (`check`, `report`, `eval`, `audit`), counted in steps.
 
 Why: running a kernel's barrier program costs what its loops cost, and a user (or an agent
 calling six tools) must get an answer in bounded time whatever the input. The budget is one
-deadline shared by everything a command simulates — choosing the integer bounds, then each
-schedule — and the interpreter checks it inside its step loop (`Machine._check_bounds`), so a
-loop nest without barrier operations cannot run past it. A run stopped by it says
-`bound_reached` and what it had covered; it never turns into a verdict.
+allowance shared by everything a command simulates — choosing the integer bounds, then each
+schedule, the cluster races and the input points — and the interpreter charges it inside its
+step loop (`Machine._check_bounds`, every 1,024 operations), so a loop nest without barrier
+operations cannot run past it. A run stopped by it says `bound_reached` and what it had covered;
+it never turns into a verdict.
 
-Which clock: `explore --timeout` is the wall-clock time a user waits for. `check` (and so
-`report` and `eval`) count this process's CPU time: on a machine shared with other jobs a
-wall-clock cut would change the verdicts with the load, and the same input must give the same
-bytes; on an idle machine the two are the same.
+Which clock: `check`, `report`, `eval` and `audit` count *interpreter operations* (`STEPS`), not
+time. A time budget (wall or CPU) cut the same kernel at different points on a fast machine, a
+slow one, or a loaded CI runner, so the same tree gave different verdicts (a GPU-observed
+hanging mutant passed the gate when its simulation was cut under load). Operations are the same
+on every machine, so the same input gives the same bytes. `explore --timeout` keeps the
+wall-clock time a user waits for (it samples schedules; it is not a gate).
+
+The default, `DEFAULT_STEPS` (`BARRIER_VIZ_SIM_STEPS` overrides it), is 2 million operations:
+10-80 s of simulation at the 25k-130k operations per CPU second measured on the corpus, more
+than any real kernel here needs; `audit --budget` sets it per kernel.
 """
 
 from __future__ import annotations
@@ -20,17 +27,34 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-DEFAULT_SECONDS = 10.0
-ENV = "BARRIER_VIZ_SIM_BUDGET"  # seconds; overrides DEFAULT_SECONDS for every command
+DEFAULT_STEPS = 2_000_000
+ENV = "BARRIER_VIZ_SIM_STEPS"  # interpreter operations; overrides DEFAULT_STEPS for every command
 
 
-def default_seconds() -> float:
+def default_steps() -> float:
     raw = os.environ.get(ENV, "")
     try:
-        value = float(raw)
+        value = int(raw.replace("_", ""))
     except ValueError:
-        return DEFAULT_SECONDS
-    return value if value > 0 else DEFAULT_SECONDS
+        return DEFAULT_STEPS
+    return value if value > 0 else DEFAULT_STEPS
+
+
+class _Work:
+    """Interpreter operations this process has executed, charged by `Machine._check_bounds`."""
+
+    __slots__ = ("ops",)
+
+    def __init__(self) -> None:
+        self.ops = 0
+
+
+WORK = _Work()
+
+
+def STEPS() -> float:  # noqa: N802 - a clock, named like WALL and CPU
+    """The step clock: operations executed so far (monotonic, machine-independent)."""
+    return WORK.ops
 
 
 WALL = time.perf_counter
@@ -39,7 +63,7 @@ CPU = time.process_time
 
 @dataclass(frozen=True)
 class Deadline:
-    """A point in time on one clock; the interpreter polls `passed()` in its step loop."""
+    """A point on one clock; the interpreter polls `passed()` in its step loop."""
 
     at: float
     clock: Callable[[], float] = WALL
@@ -55,10 +79,10 @@ def as_deadline(d: "Deadline | float | None") -> "Deadline | None":
 
 @dataclass
 class Budget:
-    """`seconds` on `clock` from `started`."""
+    """`amount` on `clock` from `started`: operations on STEPS (the default), seconds on WALL."""
 
-    seconds: float = field(default_factory=default_seconds)
-    clock: Callable[[], float] = CPU
+    amount: float = field(default_factory=default_steps)
+    clock: Callable[[], float] = STEPS
     started: float | None = None
 
     def __post_init__(self) -> None:
@@ -66,19 +90,27 @@ class Budget:
             self.started = self.clock()
 
     @property
+    def unit(self) -> str:
+        return "steps" if self.clock is STEPS else "seconds"
+
+    @property
     def deadline(self) -> Deadline:
-        return Deadline(self.started + self.seconds, self.clock)
+        return Deadline(self.started + self.amount, self.clock)
+
+    def used(self) -> float:
+        return self.clock() - self.started
 
     def left(self) -> float:
-        return max(0.0, self.started + self.seconds - self.clock())
+        return max(0.0, self.started + self.amount - self.clock())
 
     def spent(self) -> bool:
-        return self.clock() >= self.started + self.seconds
+        return self.clock() >= self.started + self.amount
 
     def share(self, fraction: float) -> Deadline:
         """A deadline for a sub-step that may use `fraction` of what is left."""
         return Deadline(self.clock() + self.left() * fraction, self.clock)
 
     def describe(self) -> dict:
-        return {"seconds": round(self.seconds, 3), "spent_seconds": round(self.clock() - self.started, 3),
-                "clock": "cpu" if self.clock is CPU else "wall"}
+        if self.clock is STEPS:
+            return {"steps": int(self.amount), "spent_steps": int(self.used()), "clock": "steps"}
+        return {"seconds": round(self.amount, 3), "spent_seconds": round(self.used(), 3), "clock": "wall"}

@@ -59,7 +59,7 @@ class DeadlockAnalysis:
         if self.bound_reached:
             out["bound_reached"] = True
             if self.budget is not None:
-                out["budget_seconds"] = round(self.budget.seconds, 3)
+                out[f"budget_{self.budget.unit}"] = round(self.budget.amount, 3)
         return out
 
 
@@ -100,7 +100,7 @@ def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: 
     favorable_ok = None
     for policy in POLICIES:
         if budget.spent():
-            runs.append(RunResult("bound_reached", policy, 0, None, reason="the time budget ran out before this schedule"))
+            runs.append(RunResult("bound_reached", policy, 0, None, reason="the simulation budget ran out before this schedule"))
             continue
         result = run(function, tracked, policy, stop_trips=trips, deadline=budget.deadline)
         runs.append(result)

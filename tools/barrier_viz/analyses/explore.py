@@ -78,7 +78,7 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
     from .deadlock import _unmodelled
 
     chosen_at = time.perf_counter()
-    budget = Budget(seconds=timeout, clock=WALL, started=chosen_at)  # --timeout: what the user waits
+    budget = Budget(amount=timeout, clock=WALL, started=chosen_at)  # --timeout: what the user waits
     stop = trips or default_trips(function)
     base = Params(max_steps=60_000, unknown_trips=max(3, stop))
     # One budget for the whole command: choosing the bounds may use part of it (reported

@@ -40,6 +40,9 @@ class Kind(str, Enum):
     BUFFER_SINGLE_COPY = "buffer.single_copy"
     ARRIVE_UNPAIRED = "arrive.unpaired"
     BARRIER_UNUSED = "barrier.unused"
+    BARRIER_INIT_COUNT_INVALID = "barrier.init_count_invalid"
+    BARRIER_COUNT_UNREACHABLE = "barrier.count_unreachable"
+    EXPECT_ZERO_BYTES = "expect.zero_bytes"
     # Not a verdict: a finding that would rest on a value the IR does not define soundly.
     LIMIT_UNRESOLVED_VALUE = "limit.unresolved_value"
     # Not a verdict: a hang possibility the simulation could not judge (analyses/judgement.py).

@@ -32,6 +32,7 @@ from ..ir.model import Block, Operation, Region
 from ..ir.types import memdesc_bytes, parse_memdesc
 from ..ir.vocab import LOOP_OPS
 from . import cluster_exit, cluster_sim
+from .budget import WORK
 from .loaded import Loaded, Memory, Ptr, argument_pointer, loaded_width, written_arguments
 
 Value = Any  # int, Ref, or None (opaque)
@@ -267,6 +268,7 @@ class Machine:
         self.agent_owner: dict[int, int] = {}  # async agent -> the thread that issued it
         self.tcgen05: dict[int, list[int]] = {}  # thread -> its tcgen05 agents not yet committed
         self.ops = 0  # operations executed, all threads together
+        self._charged = 0  # of which already charged to the command's step budget
         self.barrier_allocs: set[tuple[int, int]] = set()  # (id(alloc), instance) holding barrier slots
         self.clc_issued: dict[int, int] = {}  # CTA -> CLC try_cancel requests so far ("no more tiles" at a bound)
         self.clc_answers: dict[tuple, int] = {}  # response buffer -> the tile it holds (-1: none)
@@ -563,13 +565,19 @@ class Machine:
                         slot.unmodelled = what
                 self.notes.append(f"line {op.line}: {op.name} touches a barrier and is not modelled")
 
+    def charge(self) -> None:
+        """Charge the operations run since the last charge to the step clock (`budget.WORK`)."""
+        WORK.ops += self.ops - self._charged
+        self._charged = self.ops
+
     def _check_bounds(self) -> None:
         """Checked inside the step loop (every 1024 operations), so a partition that runs long
         stretches without a barrier operation (a loop nest with none) still stops on time."""
+        self.charge()  # the step clock of `analyses.budget`
         if self.ops > self.params.max_ops:
             raise BoundReached(f"the run executed {self.params.max_ops} operations")
         if self.deadline is not None and self.deadline.passed():
-            raise BoundReached("the time budget ran out")
+            raise BoundReached("the simulation budget ran out")
 
     # -- barrier state --------------------------------------------------------------------------
     def slot(self, ref: Value, op: Operation) -> BarrierSlot | None:

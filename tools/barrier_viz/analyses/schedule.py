@@ -15,7 +15,11 @@ from typing import Iterable
 
 from ..ir.model import Operation
 from ..progress import tick
-from .budget import as_deadline
+from .budget import WORK, as_deadline
+
+# Steps a run costs the budget before its first operation (building the machine, starting the
+# partitions): a search of many short runs spends its budget too.
+RUN_COST = 256
 from .cluster_sim import unequal_work
 from .machine import BoundReached, Join, Machine, Params, SimulationError, Step, Thread, Wait
 
@@ -87,6 +91,7 @@ def run(function: Operation, params: Params | None = None, policy: str = "in_ord
     machine = Machine(function, params)
     deadline = as_deadline(deadline)
     machine.deadline = deadline
+    WORK.ops += RUN_COST
     try:
         threads = machine.start()
     except SimulationError as exc:
@@ -99,6 +104,8 @@ def run(function: Operation, params: Params | None = None, policy: str = "in_ord
     except BoundReached as exc:
         steps = sum(t.steps for t in machine.threads)
         return RunResult("bound_reached", policy, steps, machine, reason=str(exc))
+    finally:
+        machine.charge()
 
 
 def _run_policy(machine: Machine, policy: str, watched: list[int], stop_trips: int | None, observer,
@@ -136,7 +143,7 @@ def _run_policy(machine: Machine, policy: str, watched: list[int], stop_trips: i
             if steps > budget:
                 return RunResult("bound_reached", policy, steps, machine, reason=f"the schedule took {budget} steps")
             if _late(deadline, steps):
-                return RunResult("bound_reached", policy, steps, machine, reason="the time budget ran out")
+                return RunResult("bound_reached", policy, steps, machine, reason="the simulation budget ran out")
             if watched and _covered(machine, watched, stop_trips or 0):
                 return RunResult("covered", policy, steps, machine)
     except SimulationError as exc:
@@ -254,7 +261,7 @@ def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched
             if steps > budget:
                 return RunResult("bound_reached", policy, steps, machine, reason=f"the schedule took {budget} steps")
             if _late(deadline, steps):
-                return RunResult("bound_reached", policy, steps, machine, reason="the time budget ran out")
+                return RunResult("bound_reached", policy, steps, machine, reason="the simulation budget ran out")
             if watched and steps % 64 == 0 and _covered(machine, watched, trips):
                 return RunResult("covered", policy, steps, machine)
     except SimulationError as exc:
@@ -354,22 +361,23 @@ INT_ARG_CANDIDATES = (16, 64, 256, 1024, 4096, 16384)
 
 
 def choose_params(function: Operation, base: Params | None = None, min_trips: int = 3,
-                  budget_s: float = 8.0, deadline: float | None = None, adjust=None) -> Params:
+                  deadline: float | None = None, adjust=None) -> Params:
     """Pick concrete values for unknown integer arguments: the smallest common value that makes
     every loop holding barrier operations run `min_trips` times (rings wrap, a persistent loop
     starts a second tile), judged by a favorable run; then, argument by argument, the smallest
     value that keeps that coverage (a K far larger than needed only makes every run longer).
     `adjust(params)` moves every trial to a launch the kernel admits (divisibility, block
     multiples: `input_points.admissible`), so the values judged are the values simulated."""
-    import time
     from dataclasses import replace as _replace
 
     def replace(p, **kw):
         q = _replace(p, **kw)
         return adjust(q) if adjust is not None else q
 
-    if deadline is None:  # choosing bounds must not cost more than exploring
-        deadline = time.perf_counter() + budget_s
+    if deadline is None:  # choosing bounds must not cost more than exploring: half a budget
+        from .budget import Budget
+
+        deadline = Budget().share(0.5)
     deadline = as_deadline(deadline)
     base = base or Params()
     chosen = base

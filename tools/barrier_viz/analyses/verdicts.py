@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .barrier_sanity import barrier_sanity
 from .coverage import coverage_findings
 from .deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
 from .descriptor_reuse import tensormap_rewrites
@@ -36,11 +37,12 @@ class CheckResult:
 
 def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = None,
           input_points: bool = True) -> CheckResult:
-    """Static rules, then (with `simulate`) deadlock witnesses within one wall-clock `budget`
-    (`analyses.budget.Budget`, default seconds from BARRIER_VIZ_SIM_BUDGET), then the input
+    """Static rules, then (with `simulate`) deadlock witnesses within one step `budget`
+    (`analyses.budget.Budget`, default interpreter steps from BARRIER_VIZ_SIM_STEPS), then the input
     points (`analyses.input_points`) and the user's own `launch` (`check --args/--pid`)."""
     found = static_findings(analysis) + coverage_findings(analysis) + use_after_release(analysis)
     found += tensormap_rewrites(analysis)
+    found += barrier_sanity(analysis)
     found += explanation_findings(analysis, found)
     dyn: DeadlockAnalysis | None = None
     inputs: InputSearch | None = None

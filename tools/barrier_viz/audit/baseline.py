@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import InputError
+from ..safe_io import write_atomic
 
 SCHEMA = "barrier-viz/audit-baseline/v1"
 
@@ -27,7 +28,7 @@ def write_baseline(target: str, entries: Iterable[str]) -> int:
     counts = Counter(entries)
     doc = {"schema": SCHEMA, "fingerprints": [{"fingerprint": k, "count": counts[k]} for k in sorted(counts)]}
     try:
-        Path(target).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        write_atomic(Path(target).absolute().parent, Path(target).name, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     except OSError as exc:
         raise InputError(target, f"cannot write baseline: {exc}") from None
     return sum(counts.values())

@@ -1,4 +1,4 @@
-"""Check one unit in a worker process, within a time budget, and never raise.
+"""Check one unit in a worker process, within a step budget, and never raise.
 
 The result is a plain dict (it crosses a process boundary and goes into the cache): per kernel
 (each function with warp specialization) its partition and barrier counts, its findings with
@@ -8,9 +8,11 @@ reported, and the status says so rather than the unit passing silently); `error`
 does not parse (the one-line `FILE:LINE:COL: message` the other commands print) or the tool
 failed on it (`internal error: ...`, never a traceback).
 
-The budget is a CPU-time timer (SIGPROF) in the worker: the analysis is pure Python, so the
-signal lands between bytecodes, and the facts already computed stay cached on the Analysis
-for the static fallback.
+The budget counts interpreter operations (`analyses.budget`), so which rows say
+`bound_reached` is the same on every machine and under any load: the same tree gives the same
+bytes. A CPU-time timer (SIGPROF) stays as a backstop for the parts that are not simulation
+(`BACKSTOP_SECONDS`, far above what any real kernel needs); a row it cuts says so, because
+only that cut depends on the machine.
 """
 
 from __future__ import annotations
@@ -23,17 +25,18 @@ from typing import Any, Iterator
 from ..errors import InputError
 from .discover import UnitTask
 
+# CPU seconds a kernel's static rules, or its barrier naming, may take before the backstop
+# stops them (the simulation is bounded by steps, not by this).
+BACKSTOP_SECONDS = 120.0
+
 
 class BudgetExceeded(Exception):
-    """The unit's time budget ran out."""
+    """The unit's CPU backstop ran out."""
 
 
 @contextmanager
 def budget(seconds: float | None) -> Iterator[None]:
-    """Raise BudgetExceeded in this (main) thread after `seconds` of this process's CPU time.
-
-    CPU time, not wall time: on a loaded CI runner (or beside other jobs) the same kernel
-    reaches the same budget, so which rows say `bound_reached` does not depend on the load."""
+    """Raise BudgetExceeded in this (main) thread after `seconds` of this process's CPU time."""
     if not seconds or seconds <= 0 or not hasattr(signal, "setitimer"):
         yield
         return
@@ -72,41 +75,41 @@ def _kernels(ir) -> list:
     return [default_function(functions)] if functions else [None]
 
 
-def check_kernel(sel, simulate: bool, seconds: float | None) -> dict[str, Any]:
-    """Findings of one function, within `seconds`; see the module docstring for the fallback."""
+def check_kernel(sel, simulate: bool, steps: int | None) -> dict[str, Any]:
+    """Findings of one function, within `steps`; see the module docstring for the fallback."""
     from ..analyses.sync_model import assign_identities, barrier_entries, finding_record, ops_by_line, partition_entries, role_keys
     from ..analyses.budget import Budget
     from ..analyses.verdicts import check
     from ..analysis import Analysis
 
     a = Analysis(sel)
-    start = time.process_time()
     status, note = "ok", None
     findings = None
     verdict = None
+    backstop = f"CPU backstop of {BACKSTOP_SECONDS:g}s (not a step budget: this cut depends on the machine)"
     try:
         # The one simulation budget (`analyses.budget`) bounds the deadlock runs from inside the
         # interpreter; the timer is only a backstop for the rest of the analysis.
-        with budget(4 * seconds + 2.0 if seconds else None):
-            result = check(a, simulate=simulate, budget=Budget(seconds) if seconds else None)
+        with budget(BACKSTOP_SECONDS):
+            result = check(a, simulate=simulate, budget=Budget(steps) if steps else None)
         findings = result.findings
         verdict = result.verdict[0]
         runs = result.deadlocks.runs if result.deadlocks is not None else []
         if any(r.outcome == "bound_reached" for r in runs):
             status = "bound_reached"
-            note = f"time budget of {seconds:g}s reached while simulating: no verdict from the schedules it cut"
+            note = (f"simulation budget of {steps:,} steps reached: no verdict from the schedules it cut "
+                    "(raise it with --budget)" if steps else "simulation bound reached: no verdict from the schedules it cut")
     except BudgetExceeded:
         status = "bound_reached"
-        note = f"time budget of {seconds:g}s reached" + (" while simulating; static rules only" if simulate else "")
+        note = f"{backstop} reached" + (" while simulating; static rules only" if simulate else "")
     if findings is None:
-        # The static rules are the cheap, indispensable part: they get a wider bound of their own.
-        left = max((seconds or 0) - (time.process_time() - start), 0) + max(4 * (seconds or 0), 2.0)
+        # The static rules are the cheap, indispensable part: they get a bound of their own.
         try:
-            with budget(left):
+            with budget(BACKSTOP_SECONDS):
                 findings = check(a, simulate=False).findings
         except BudgetExceeded:
             findings = []
-            note = f"time budget of {seconds:g}s reached before the static rules finished: no findings reported"
+            note = f"{backstop} reached before the static rules finished: no findings reported"
     recovered = len({(w.line, w.column) for w in sel.ir.warnings})
     if recovered:
         note = (note + "; " if note else "") + f"{recovered} syntax error(s) recovered by the parser (`barrier-viz check --strict` names them)"
@@ -117,9 +120,8 @@ def check_kernel(sel, simulate: bool, seconds: float | None) -> dict[str, Any]:
     record: dict[str, Any] = {"function": sel.function_name, "status": status, "verdict": verdict, "note": note,
                               "partitions": len(a.partitions.partitions), "barriers": len(a.barriers.barriers)}
     try:
-        # Naming the barriers is not the slow part (the deadlock run is): a wider bound, so the
-        # fingerprints of a big kernel stay stable whatever the budget.
-        with budget(max(4 * (seconds or 0), 2.0) if seconds else None):
+        # Naming the barriers is not the slow part (the deadlock run is).
+        with budget(BACKSTOP_SECONDS):
             rk = role_keys(partition_entries(a))
             identities = assign_identities(barrier_entries(a, rk))
             lines = ops_by_line(a)
@@ -127,7 +129,7 @@ def check_kernel(sel, simulate: bool, seconds: float | None) -> dict[str, Any]:
     except BudgetExceeded:
         record["findings"] = [_plain_record(f) for f in findings]
         record["status"] = "bound_reached"
-        record["note"] = (note + "; " if note else "") + "barrier identities not computed within the budget"
+        record["note"] = (note + "; " if note else "") + f"barrier identities not computed within the {backstop}"
     return record
 
 
@@ -137,7 +139,7 @@ def _plain_record(f) -> dict[str, Any]:
             "suggestion": f.suggestion}
 
 
-def run_task(task: UnitTask, simulate: bool = True, seconds: float | None = None) -> dict[str, Any]:
+def run_task(task: UnitTask, simulate: bool = True, steps: int | None = None) -> dict[str, Any]:
     """Check every kernel of one unit. Never raises (a worker must not die on one bad unit)."""
     start = time.monotonic()
     out: dict[str, Any] = {"status": "ok", "error": None, "kernels": []}
@@ -146,7 +148,7 @@ def run_task(task: UnitTask, simulate: bool = True, seconds: float | None = None
 
         inputs, unit, ir = _selection(task)
         for fn in _kernels(ir):
-            out["kernels"].append(check_kernel(Selection(inputs, unit, ir, fn), simulate, seconds))
+            out["kernels"].append(check_kernel(Selection(inputs, unit, ir, fn), simulate, steps))
         if any(k["status"] == "bound_reached" for k in out["kernels"]):
             out["status"] = "bound_reached"
     except InputError as exc:

@@ -1,7 +1,7 @@
 """`audit PATH...`: check every unit with warp specialization under some paths, as a CI gate.
 
 Files are discovered and scanned here; each unit not in the cache is checked in a worker
-process (`--jobs`), each within a time budget (`audit.worker`); results are cached by content
+process (`--jobs`), each within a step budget (`audit.worker`); results are cached by content
 (`audit.cache`) and compared with a baseline (`audit.baseline`). One row per kernel (a unit's
 function with warp specialization), per unit that failed, and per file without any such
 unit, so every file named or found is accounted for.
@@ -28,10 +28,12 @@ from ..analyses.judgement import VERDICTS
 from ..audit.worker import run_task
 
 SCHEMA = "barrier-viz/audit/v1"
+# Interpreter operations per kernel (`analyses.budget`): the same on every machine and load.
+DEFAULT_AUDIT_STEPS = 500_000
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def _pool_task(args: tuple[UnitTask, bool, float | None]) -> dict[str, Any]:
+def _pool_task(args: tuple[UnitTask, bool, int | None]) -> dict[str, Any]:
     return run_task(*args)
 
 
@@ -42,13 +44,36 @@ def _executor(jobs: int) -> ProcessPoolExecutor:
         ctx = mp.get_context("fork")  # workers inherit the imported package: no start-up import
     except ValueError:  # pragma: no cover - platforms without fork
         ctx = mp.get_context()
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_signals)
 
 
-def run_units(tasks: list[UnitTask], *, jobs: int, simulate: bool, seconds: float | None, cache: ResultCache,
+def _worker_signals() -> None:
+    """Workers leave interrupts to the parent (it stops them, see `_stop`) and die on SIGTERM."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop every worker now (an interrupt, SIGTERM, an error): `shutdown` alone would wait for
+    the kernels they are checking, or leave them running after we exit."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        if p.is_alive():
+            p.terminate()
+    for p in processes:
+        p.join(timeout=5)
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=5)
+
+
+def run_units(tasks: list[UnitTask], *, jobs: int, simulate: bool, steps: int | None, cache: ResultCache,
               progress: Callable[[int], None] | None = None) -> tuple[list[dict[str, Any]], list[bool]]:
     """Results for `tasks` (in order) and whether each came from the cache."""
-    options = {"simulate": simulate, "budget": seconds}
+    options = {"simulate": simulate, "budget_steps": steps}
     keys = [cache_key(t.text, t.start_line, options) for t in tasks]
     results: list[dict[str, Any] | None] = [cache.get(k) for k in keys]
     cached = [r is not None for r in results]
@@ -67,10 +92,11 @@ def run_units(tasks: list[UnitTask], *, jobs: int, simulate: bool, seconds: floa
 
     if jobs <= 1 or len(todo) <= 1:
         for i in todo:
-            done(i, run_task(tasks[i], simulate, seconds))
+            done(i, run_task(tasks[i], simulate, steps))
     else:
-        with _executor(min(jobs, len(todo))) as pool:
-            futures = {pool.submit(_pool_task, (tasks[i], simulate, seconds)): i for i in todo}
+        pool = _executor(min(jobs, len(todo)))
+        try:
+            futures = {pool.submit(_pool_task, (tasks[i], simulate, steps)): i for i in todo}
             for fut in as_completed(futures):
                 i = futures[fut]
                 try:
@@ -79,6 +105,10 @@ def run_units(tasks: list[UnitTask], *, jobs: int, simulate: bool, seconds: floa
                     r = {"status": "error", "error": f"{tasks[i].path}:{tasks[i].start_line}:1: internal error: "
                                                    f"worker failed: {type(exc).__name__}", "kernels": [], "seconds": 0.0}
                 done(i, r)
+        except BaseException:
+            _stop(pool)
+            raise
+        pool.shutdown(wait=True)
     return [r for r in results if r is not None], cached
 
 
@@ -147,7 +177,7 @@ def _rows(entries: list[FileEntry], results: dict[int, dict[str, Any]], cached: 
     return rows
 
 
-def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool = True, seconds: float | None = 0.5,
+def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool = True, steps: int | None = DEFAULT_AUDIT_STEPS,
                    cache_dir: str | None = None, use_cache: bool = True, baseline: str | None = None,
                    progress_factory=None, read_stdin=None) -> dict[str, Any]:
     """The audit of `paths` as a plain document (see the module docstring). `progress_factory`
@@ -164,7 +194,7 @@ def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool 
         root = Path(cache_dir) if cache_dir else default_cache_dir()
     cache = ResultCache(root)
     advance = progress_factory(len(tasks)) if progress_factory else None
-    results, cached = run_units(tasks, jobs=jobs or os.cpu_count() or 1, simulate=simulate, seconds=seconds,
+    results, cached = run_units(tasks, jobs=jobs or os.cpu_count() or 1, simulate=simulate, steps=steps,
                                 cache=cache, progress=advance)
     rows = _rows(entries, dict(enumerate(results)), dict(enumerate(cached)), known)
     for r in rows:
@@ -191,7 +221,7 @@ def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool 
         "schema": SCHEMA,
         "input": {"paths": list(paths), "files": files},
         "version": __version__,
-        "options": {"simulate": simulate, "budget_seconds": seconds, "baseline": baseline},
+        "options": {"simulate": simulate, "budget_steps": steps, "baseline": baseline},
         "summary": summary,
         "rows": rows,
     }
@@ -274,7 +304,7 @@ def render_audit_text(doc: dict[str, Any], write: Callable[[str], None]) -> None
           f"{s['files_without_ws']} file(s) without warp specialization, "
           f"{s['duplicates']} repeated snapshot(s) checked once")
     write(f"findings: {s['errors']} error(s) ({s['new_errors']} new), {s['warnings']} warning(s), {s['infos']} info; "
-          f"{s['baselined']} baselined; {s['bound_reached']} kernel(s) reached the time budget")
+          f"{s['baselined']} baselined; {s['bound_reached']} kernel(s) reached the simulation budget")
     v = s.get("verdicts") or {}
     write(f"verdicts: {v.get('clean', 0)} clean (judged), {v.get('findings', 0)} with findings, "
           f"{v.get('not judged', 0)} not judged")

@@ -15,6 +15,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from .. import safe_io
 from ..errors import InputError
 
 SKILL_NAME = "barrier-visualization"
@@ -282,9 +283,8 @@ def _install(target: Path, files: list[tuple[str, bytes]], force: bool) -> Insta
     owned = shipped | _manifest(target)
     removed = []
     for rel in sorted(owned - shipped):
-        path = target / rel
-        if path.is_file() and not path.is_symlink() and path.resolve().is_relative_to(target.resolve()):
-            path.unlink()
+        # Only a file the last install wrote, reached without following any link (`safe_io`).
+        if safe_io.remove(target, rel):
             removed.append(rel)
     _write_files(target, files)
     kept = sorted(p.relative_to(target).as_posix() for p in target.rglob("*")
@@ -294,24 +294,21 @@ def _install(target: Path, files: list[tuple[str, bytes]], force: bool) -> Insta
 
 
 def _write_files(folder: Path, files: list[tuple[str, bytes]]) -> None:
-    """Write each file through a temporary name and an atomic rename, then the manifest."""
+    """Write each file through a temporary name and an atomic rename, then the manifest; a
+    symlink planted in the skill folder (a file, `reference/`, the manifest) is never written
+    through (`safe_io`: a linked folder is refused, a linked file is replaced)."""
     for rel, data in files:
-        path = folder / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_symlink():
-            path.unlink()  # never write through a link planted in the skill folder
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    (folder / MANIFEST).write_text("".join(f"{rel}\n" for rel, _ in files), encoding="utf-8")
+        safe_io.write_atomic(folder, rel, data)
+    safe_io.write_atomic(folder, MANIFEST, "".join(f"{rel}\n" for rel, _ in files))
 
 
 def _manifest(target: Path) -> set[str]:
-    """The relative paths the previous install wrote (empty for an install that predates it)."""
-    try:
-        lines = (target / MANIFEST).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+    """The relative paths the previous install wrote (empty for an install that predates it,
+    or whose manifest is a link: it could name anything)."""
+    text = safe_io.read_text_nofollow(target / MANIFEST)
+    if text is None:
         return set()
+    lines = text.splitlines()
     return {line for line in lines if line and not line.startswith("/") and ".." not in Path(line).parts}
 
 

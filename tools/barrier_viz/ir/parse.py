@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from .. import limits
 from .attrs import parse_dictionary, split_top_level
 from .lexer import Atom, lex
 from .locs import resolve_loc_name
@@ -83,6 +84,7 @@ def parse_ir(source: bytes | str, line_offset: int = 0) -> ParsedIR:
     (unbalanced braces, truncation, no operations); recovered syntax errors become warnings."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     _reject_line_continuations(data, line_offset)
+    _check_nesting(data, line_offset)
     atoms, diagnostics = lex(data, line_offset)
     try:
         return _Structurer(data, atoms, diagnostics).run()
@@ -97,6 +99,32 @@ def parse_ir(source: bytes | str, line_offset: int = 0) -> ParsedIR:
 
 
 _CONTINUATION = re.compile(rb"\\[ \t]*\r?$", re.M)
+_BRACKET = re.compile(rb'"(?:[^"\\\n]|\\.)*"|->|[\[({<]|[\])}>]')
+
+
+def _check_nesting(data: bytes, line_offset: int) -> None:
+    """Brackets nested deeper than `limits.NESTING` within one line (types, attributes, operand
+    lists) are refused before tree-sitter and the attribute decoder pay for them. Printed IR
+    nests a handful deep; regions nest across lines and are bounded by the operation cap. Only
+    lines long enough to hold that many brackets are scanned token by token."""
+    cap = limits.NESTING.value
+    if len(data) <= cap:
+        return
+    for long_line in re.finditer(rb"^[^\n]{%d,}" % (cap + 1), data, re.M):
+        text = long_line.group()
+        if sum(text.count(c) for c in (b"(", b"[", b"{", b"<")) <= cap:
+            continue
+        depth = 0
+        for m in _BRACKET.finditer(text):
+            tok = m.group()
+            if tok[:1] in b"[({<" and tok != b"->":
+                depth += 1
+                if depth > cap:
+                    line = data.count(b"\n", 0, long_line.start()) + 1 + line_offset
+                    column = len(text[: m.start()].decode("utf-8", "replace")) + 1
+                    raise IRSyntaxError(limits.NESTING.message(f"brackets nest more than {cap} deep"), line, column)
+            elif tok[:1] in b"])}>" :
+                depth = max(0, depth - 1)
 
 
 def _reject_line_continuations(data: bytes, line_offset: int) -> None:
@@ -182,6 +210,8 @@ class _Structurer:
         self.source = source
         self.atoms = atoms
         self.diagnostics = diagnostics
+        self.op_count = 0
+        self.op_cap = limits.OPERATIONS.value
         # Lines where tree-sitter skipped text it could not read (what follows may be its echo).
         self.lexer_lines = {d.line for d in diagnostics if d.message.startswith("syntax error")}
         self.aliases: dict[str, str] = {}
@@ -305,6 +335,10 @@ class _Structurer:
     def _start_op(self, frame: _Frame, i: int) -> int:
         atoms = self.atoms
         first = atoms[i]
+        self.op_count += 1
+        if self.op_count > self.op_cap:
+            raise IRSyntaxError(limits.OPERATIONS.message(f"more than {self.op_cap:,} operations by this line"),
+                                first[2], first[3])
         op = Operation(name="", line=first[2], column=first[3], start_byte=first[4], end_byte=first[5])
         op.end_line = first[2]
         results: list[str] = []
