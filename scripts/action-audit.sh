@@ -5,7 +5,7 @@
 #
 #   INPUT_PATHS       whitespace-separated files or folders of IR (required)
 #   INPUT_BASELINE    a baseline file from `audit --write-baseline` (optional)
-#   INPUT_BUDGET      CPU seconds per kernel (default 0.5)
+#   INPUT_BUDGET      interpreter steps per kernel (default 500000)
 #   INPUT_SARIF       where to write the SARIF (default barrier-viz.sarif)
 #   INPUT_JOBS        worker processes (default: the CPU count)
 #   BARRIER_VIZ       the command to run (default barrier-viz)
@@ -22,7 +22,7 @@ fi
 read -r -a cmd <<< "${BARRIER_VIZ:-barrier-viz}"
 read -r -a paths <<< "$(echo "$INPUT_PATHS" | tr '\n' ' ')"
 sarif="${INPUT_SARIF:-barrier-viz.sarif}"
-args=(audit "${paths[@]}" --format sarif --output "$sarif" --budget "${INPUT_BUDGET:-0.5}")
+args=(audit "${paths[@]}" --format sarif --output "$sarif" --budget "${INPUT_BUDGET:-500000}")
 if [ -n "${INPUT_BASELINE:-}" ]; then
     args+=(--baseline "$INPUT_BASELINE")
 fi
