@@ -120,7 +120,7 @@ def test_report_out_that_is_a_file_or_cannot_be_made(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
     line = _one_usage_line(run_cli("report", str(WS_FINAL), "--out", str(blocker / "sub")))
-    assert "--out: cannot create the folder" in line
+    assert f"{blocker / 'sub'}: --out: cannot write there" in line
     good = run_cli("report", str(WS_FINAL), "--out", str(tmp_path / "new" / "dir"))
     assert good.exit_code == 0 and (tmp_path / "new" / "dir" / "status.json").is_file()
 

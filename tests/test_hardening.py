@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from cli_support import FIXTURES, run_cli
+from corpus_units import CORPUS
 from test_machine import BAR, kernel, one_barrier
 
 REPO = Path(__file__).resolve().parents[1]
-CORPUS = REPO.parent / "shared" / "corpus"
 FIXTURE = FIXTURES / "gemm_ws_persistent.ttgir"
 ENV = {**os.environ, "PYTHONPATH": str(REPO / "tools") + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
