@@ -148,7 +148,10 @@ def _expects(path: Path):
 
 def _errors(path: Path) -> list:
     a = Analysis(select(str(path), None, None, require_function=True))
-    return [f for f in check(a, simulate=False).findings if f.severity.value == "error" or f.kind == "model.limit"]
+    # The TMA store rule's stated limit (stores in flight at a persistent kernel's exit) is no
+    # expect-counting limit: these tests are about expects.
+    return [f for f in check(a, simulate=False).findings if f.severity.value == "error"
+            or (f.kind == "model.limit" and f.evidence.get("rule") != "race.tma_store_reuse")]
 
 
 def _edit(tmp_path: Path, *pairs: tuple[str, str]) -> Path:

@@ -145,12 +145,18 @@ def run_races(dyn: DeadlockAnalysis) -> list[Finding]:
     return not_judged(found, {**{p: why for p, why in paced.items() if p not in judged}, **approximate})
 
 
+# An access that may land after its CTA exited is its own hazard, not another name for an
+# unordered pair on the same lines: it is never folded into a twin of another kind.
+_EXIT = Kind.RACE_REMOTE_AFTER_EXIT.value
+
+
 def _reported(found: list[Finding], race: Finding) -> bool:
     """Is `race` (a pair of lines from a run) already a race finding of `found` (a static rule's,
     or an earlier run's) on the same lines? A twin that is not an error (a static rule's "ordered
     only incidentally" warning) becomes one, with the run's evidence: the run saw the accesses
     unordered, at the severity the run's race has."""
-    twins = [s for s in found if s.kind.startswith("race.") and set(race.lines) <= set(s.lines)]
+    twins = [s for s in found if s.kind.startswith("race.") and set(race.lines) <= set(s.lines)
+             and (s.kind == race.kind or _EXIT not in (s.kind, race.kind))]
     for twin in twins:
         if race.severity is Severity.error and twin.severity is not Severity.error \
                 and not twin.evidence.get("not_judged"):
