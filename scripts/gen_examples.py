@@ -384,8 +384,8 @@ def render_examples() -> str:
         parts.append(f"## {n}. {w.title}\n\nOutcome: **{w.outcome}**. {w.intro.strip()}\n\n"
                      f"```text\n$ barrier-viz check {rel}\n{check}\n```\n\n"
                      f"```text\n{digest_block(rel, w.block, w.rows)}\n```\n\n{w.reading.strip()}\n\n")
-    parts.append("## Full reports\n\nThe deterministic `barrier-viz report` of five shipped inputs, the shape a written "
-                 "report should have, section by section (read one only when you need that shape):\n\n")
+    parts.append("## Full reports\n\n`barrier-viz report` of five shipped inputs, the shape a written report should "
+                 "have (read one only when you need that shape):\n\n")
     for ex in EXAMPLES:
         parts.append(f"- [{ex.title}](reference/{report_name(ex)})\n")
     return re.sub(r"\n{3,}", "\n\n", "".join(parts)).rstrip("\n") + "\n"
