@@ -337,9 +337,21 @@ def _check_family_file(path: Path) -> None:
     errors = sorted(f.kind for f in found if f.severity.value == "error")
     assert errors == sorted(EXPECTED_ERRORS.get(path.stem, [])), [
         f"{f.kind} L{f.lines[:4]}: {f.message[:160]}" for f in found if f.severity.value == "error"]
-    warnings = sorted(f.kind for f in found if f.severity.value == "warning")
-    assert warnings == sorted(EXPECTED_WARNINGS.get(path.stem, [])), [
-        f.message for f in found if f.severity.value == "warning"]
+    # A stated limit ("not judged", with its reason: a run race on TMEM views the run places only
+    # approximately, a run stopped at a limit) is a visible limit, not a verdict on the kernel;
+    # every other warning must be one the expected set names.
+    expected = list(EXPECTED_WARNINGS.get(path.stem, []))
+    unexpected = []
+    for f in (f for f in found if f.severity.value == "warning"):
+        if f.kind in expected:
+            expected.remove(f.kind)
+        elif not _not_judged(f):
+            unexpected.append(f.message)
+    assert expected == [] and unexpected == [], (expected, unexpected)
+
+
+def _not_judged(f) -> bool:
+    return f.outcome == "not judged" or bool(f.evidence.get("not_judged"))
 
 
 @pytest.mark.parametrize("family", ["tlx", "gluon", "autows"])

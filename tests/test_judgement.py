@@ -52,7 +52,7 @@ def test_digest_and_report_say_not_judged(tmp_path: Path) -> None:
 def test_audit_counts_the_three_apart(tmp_path: Path) -> None:
     for name, text in (("clean", CLEAN), ("hangs", HANGS), ("limited", LIMITED)):
         _write(tmp_path, f"{name}.ttgir", text)
-    r = run_cli("audit", str(tmp_path), "--format", "json", "--no-cache", "--budget", "5")
+    r = run_cli("audit", str(tmp_path), "--format", "json", "--no-cache")
     doc = json.loads(r.stdout)
     assert doc["summary"]["verdicts"] == {"clean": 1, "findings": 1, "not judged": 1}
     by_file = {Path(row["path"]).stem: row["verdict"] for row in doc["rows"]}

@@ -6,7 +6,7 @@ adds its options. With it, `pytest_configure` installs a compilation listener
 there (tritonparse's, say), which keeps each distinct warp-specialized TTGIR the run compiles
 (content hash; cache hits included, counted once). Checking is deferred to the end of the session,
 so tests pay one file read per compile; there each distinct kernel is checked as `audit` checks a
-file: static rules plus the schedules within `--barrier-viz-budget` CPU seconds per kernel
+file: static rules plus the schedules within `--barrier-viz-budget` interpreter steps per kernel
 (default 0.5; a kernel past it is reported as `bound_reached`, never as clean), with audit's result
 cache (a kernel checked by an earlier run costs nothing), its baseline (`--barrier-viz-baseline`:
 only new findings count) and its JUnit / SARIF writers.
@@ -44,8 +44,9 @@ def pytest_addoption(parser) -> None:
                     help="write every finding's fingerprint to FILE")
     group.addoption("--barrier-viz-junit", default=None, metavar="FILE", help="write the results as JUnit XML")
     group.addoption("--barrier-viz-sarif", default=None, metavar="FILE", help="write the results as SARIF 2.1.0")
-    group.addoption("--barrier-viz-budget", type=float, default=0.5, metavar="SECONDS",
-                    help="CPU seconds per kernel for the simulation (default 0.5; past it: bound_reached)")
+    group.addoption("--barrier-viz-budget", type=int, default=500_000, metavar="STEPS",
+                    help="interpreter steps per kernel for the simulation, the same on every machine "
+                         "(default 500000, as `audit`; past it: bound_reached; 0: none)")
     group.addoption("--barrier-viz-dir", default=None, metavar="DIR",
                     help="folder for the checked kernels' TTGIR (default: a new temporary folder)")
 
@@ -123,13 +124,13 @@ def save_kernels(collector, folder: Path) -> list[str]:
     return names
 
 
-def check_saved(folder: Path, names: list[str], *, budget: float, baseline: str | None) -> dict:
+def check_saved(folder: Path, names: list[str], *, budget: int, baseline: str | None) -> dict:
     """`audit` of the saved kernels, with paths relative to `folder` (what the baseline keys on)."""
     from ..commands.audit_cmd import audit_document
 
     base = os.path.abspath(baseline) if baseline else None
     with _cwd(folder):
-        return audit_document(names, jobs=1, seconds=budget or None, baseline=base)
+        return audit_document(names, jobs=1, steps=budget or None, baseline=base)
 
 
 def failing(doc: dict, level: str) -> list[dict]:
@@ -170,7 +171,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     seen = sum(k.compiles for k in collector.kernels.values())
     write(f"{collector.compiles} compile(s): {seen} warp-specialized ({len(collector.kernels)} distinct, each checked "
           f"once), {collector.not_ws} without warp specialization; checked at session end in {state['seconds']:.1f}s "
-          f"(budget {config.getoption('--barrier-viz-budget'):g} CPU s per kernel)")
+          f"(budget {config.getoption('--barrier-viz-budget'):,} interpreter steps per kernel)")
     write(f"findings: {s['errors']} error(s) ({s['new_errors']} new), {s['warnings']} warning(s), {s['infos']} info; "
           f"{s['baselined']} baselined; {s['bound_reached']} kernel(s) reached the budget (not judged past it); "
           f"{s['units_failed']} unreadable")
