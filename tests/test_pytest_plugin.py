@@ -73,7 +73,7 @@ def session_end(tmp_path: Path, kernels: list[str], baseline: str | None = None)
     for k in kernels:
         collector(**compile_event(k))
     names = P.save_kernels(collector, tmp_path / "kernels")
-    return P.check_saved(tmp_path / "kernels", names, budget=2.0, baseline=baseline)
+    return P.check_saved(tmp_path / "kernels", names, budget=500_000, baseline=baseline)
 
 
 def test_session_end_finds_the_bad_kernel_and_a_baseline_silences_it(tmp_path: Path):
