@@ -511,7 +511,7 @@ def check_cmd(
     hang possibility or a verdict the model could not settle: the reasons are printed)."""
 
     def body() -> int:
-        from .analyses.input_points import LaunchError, parse_launch
+        from .analyses.launch.input_points import LaunchError, parse_launch
         from .commands.check_cmd import check_document, render_check_text
         from .session import select
 
@@ -531,7 +531,7 @@ def check_cmd(
                                      input_points=not no_input_points)
         doc.recorded_launch = recorded
         _emit(sel, doc, format, render_check_text)
-        from .analyses.judgement import EXIT_STATUS
+        from .analyses.model.judgement import EXIT_STATUS
 
         return EXIT_STATUS[doc.summary.verdict]
 

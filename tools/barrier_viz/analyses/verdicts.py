@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .barrier_sanity import barrier_sanity
-from .coverage import coverage_findings
-from .deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
-from .descriptor_reuse import tensormap_rewrites
-from .explanations import explanation_findings
-from .explore import tmem_not_judged
-from .findings import Finding, Kind, Severity
-from .judgement import unjudged_findings, verdict
-from .input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, memory_points,
+from .rules.barrier_sanity import barrier_sanity
+from .structure.coverage import coverage_findings
+from .sim.deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
+from .rules.descriptor_reuse import tensormap_rewrites
+from .rules.explanations import explanation_findings
+from .sim.explore import tmem_not_judged
+from .model.findings import Finding, Kind, Severity
+from .model.judgement import unjudged_findings, verdict
+from .launch.input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, memory_points,
                            model_of, name_input, simulate_launch)
-from .release_order import use_after_release
-from .static_checks import static_findings
+from .rules.release_order import use_after_release
+from .rules.static_checks import static_findings
 
 
 @dataclass
@@ -31,15 +31,15 @@ class CheckResult:
 
     @property
     def verdict(self) -> tuple[str, list[str]]:
-        """clean | findings | not judged, with the reasons when not judged (analyses/judgement.py)."""
+        """clean | findings | not judged, with the reasons when not judged (analyses/model/judgement.py)."""
         return verdict(self.findings)
 
 
 def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = None,
           input_points: bool = True) -> CheckResult:
     """Static rules, then (with `simulate`) deadlock witnesses within one step `budget`
-    (`analyses.budget.Budget`, default interpreter steps from BARRIER_VIZ_SIM_STEPS), then the input
-    points (`analyses.input_points`) and the user's own `launch` (`check --args/--pid`)."""
+    (`analyses.sim.budget.Budget`, default interpreter steps from BARRIER_VIZ_SIM_STEPS), then the input
+    points (`analyses.launch.input_points`) and the user's own `launch` (`check --args/--pid`)."""
     found = static_findings(analysis) + coverage_findings(analysis) + use_after_release(analysis)
     found += tensormap_rewrites(analysis)
     found += barrier_sanity(analysis)
@@ -71,8 +71,8 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
             # Races between the CTAs of a cluster: only a run sees the peer's accesses. Also
             # when the kernel hangs: a read let in by a phase that completed early comes before
             # the hang it leads to (cluster_races says which runs' races stand).
-            from .cluster_races import cluster_races
-            from .schedule import default_trips
+            from .cluster.races import cluster_races
+            from .sim.schedule import default_trips
 
             for f in cluster_races(fn, dyn.params, default_trips(fn), dyn.budget.deadline if dyn.budget else None,
                                    adjust):
@@ -86,7 +86,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
             inputs = explore_inputs(analysis, dyn.params, sum(r.steps for r in dyn.runs), fixed=_fixed(analysis, launch),
                                     classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
                                     deadline=dyn.budget.deadline if dyn.budget is not None else None)
-            # Loaded values are inputs too: launches with an empty segment (analyses.loaded).
+            # Loaded values are inputs too: launches with an empty segment (analyses.program.loaded).
             inputs.points += memory_points(analysis, dyn.params, dyn.runs[0], sum(r.steps for r in dyn.runs),
                                            classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
                                            deadline=dyn.budget.deadline if dyn.budget is not None else None,
@@ -124,8 +124,8 @@ def run_races(dyn: DeadlockAnalysis) -> list[Finding]:
     Triton's CGA form a CLC response reused across CTA groups is a warning
     (`cluster_races.cga_pace_findings`), and so is a race on TMEM inside one CTA of a cluster
     (`cluster_races.approximate_races`: placed by column only approximately), as in `explore`."""
-    from .cluster_races import approximate_races, cga_pace_findings, pace_excuse, races_stand
-    from .explore import not_judged, race_findings, races_of
+    from .cluster.races import approximate_races, cga_pace_findings, pace_excuse, races_stand
+    from .sim.explore import not_judged, race_findings, races_of
 
     standing = [r for r in dyn.runs if r.machine is not None and r.machine.hb is not None and races_stand(r)]
     found = race_findings(races_of(standing))
@@ -190,7 +190,7 @@ def demote_unresolved(findings: list[Finding], analysis) -> list[Finding]:
     if not tainted:
         return findings
     from ..ir.vocab import AREF_OPS, ASYNC_ARRIVE_OPS, MBARRIER_OPS, NAMED_BARRIER_OPS, NVWS_TOKEN_OPS
-    from .findings import Severity, finding
+    from .model.findings import Severity, finding
 
     sync = MBARRIER_OPS | NAMED_BARRIER_OPS | ASYNC_ARRIVE_OPS | NVWS_TOKEN_OPS | AREF_OPS
     # A synchronising op on such a value breaks the barrier program as a whole: every ordering

@@ -1,15 +1,15 @@
 """`graph`: report section 2, the barrier dependency graph, as ASCII, DOT, Mermaid or JSON.
 
-The document is built once from `analyses.graph` and every rendering reads the document, so the
+The document is built once from `analyses.structure.graph` and every rendering reads the document, so the
 four formats cannot disagree. Output is deterministic: nodes in partition order, edges in pipeline
-order (see `analyses.graph.build_graph`), no timestamps or ids from memory addresses.
+order (see `analyses.structure.graph.build_graph`), no timestamps or ids from memory addresses.
 """
 
 from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from ..analyses.graph import DependencyGraph, GraphEdge, build_graph
+from ..analyses.structure.graph import DependencyGraph, GraphEdge, build_graph
 from ..analysis import Analysis
 from ..schemas import InputRef, _Model
 from .cluster_info import ClusterModel, cluster_model

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pydantic import ConfigDict, Field
 
-from ..analyses.phases import (
+from ..analyses.structure.phases import (
     ArrivePhase,
     BarrierPhases,
     PhaseReport,

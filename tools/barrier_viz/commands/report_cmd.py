@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..analyses.findings import Finding
+from ..analyses.model.findings import Finding
 from ..render.console import CAPTURE_WIDTH, capture, columns, wrap_line
 from ..schemas import InputRef
 from ..session import Selection
