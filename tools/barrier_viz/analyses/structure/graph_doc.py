@@ -10,7 +10,7 @@ from pydantic import ConfigDict, Field
 
 from ...schemas import InputRef, _Model
 from .cluster_info import ClusterModel
-from .graph import DependencyGraph, GraphEdge
+from .graph_model import DependencyGraph, GraphEdge
 
 
 class GraphNodeModel(_Model):
