@@ -1,0 +1,22 @@
+"""Analyses: everything the tool concludes from the facts of one unit, in packages by concept.
+
+Each package's `__init__` says what it owns and what it may import. The layering (a package may
+import only the packages before it, plus `ir/`, `facts/`, `analysis.py`, `render/words.py`,
+`limits.py` and `errors.py`):
+
+    model < program < symbolic < sim < cluster < launch < structure < rules < verdicts < diff
+
+* `model` — what a verdict is (Finding, Kind, Severity, outcome; clean / findings / not judged);
+* `program` — program-order facts (which iterations an op runs, values loaded from memory);
+* `symbolic` — slot and phase formulas of loop counters;
+* `sim` — the interpreter, schedules, happens-before, deadlock classification, explore;
+* `cluster` — the CTA-cluster extension of the interpreter;
+* `launch` — trip counts, input points, launch conditions;
+* `structure` — report sections 2-4: dependency graph, index/phase analysis, coverage tables,
+  and the documents the renderers read;
+* `rules` — the static rules;
+* `verdicts` — `check`: every rule plus the simulation verdicts;
+* `diff` — `barrier-viz diff` and the audit cache's model of a unit.
+
+`tests/test_architecture.py` keeps the import graph of `tools/` free of circles.
+"""

@@ -63,7 +63,7 @@ def with_recorded_launch(input_spec: str, number: int, unit: str | None, func: s
     """`check --launch N`: the selection of the compilation the trace's launch N ran, the launch
     to simulate (its grid and integer arguments, with --args/--pid/--grid on top), and what
     was recorded, mapped and left out (with why) for the report."""
-    from ..adapters.tritonparse_trace import select_launch
+    from ..session import select_launch
 
     sel, recorded, mapped = select_launch(input_spec, number, unit, func)
     launch = Launch(args=dict(mapped.args), grid=mapped.grid)

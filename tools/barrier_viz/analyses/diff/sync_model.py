@@ -73,7 +73,7 @@ def build_sync_model(analysis, findings: list | None = None) -> dict[str, Any]:
     """The unit's partitions, barriers (with their uses), edges, buffers and findings, each
     with a content key. `findings` are the unit's check findings (computed when None)."""
     from ...commands.buffers_cmd import facts_document
-    from ...commands.graph_cmd import document_from_graph
+    from ..structure.graph_doc import document_from_graph
     from ...schemas import InputRef
     from ..structure.graph import build_graph
 

@@ -59,37 +59,32 @@ true when some issuing CTA reaches another CTA's barrier, None when that is not 
 Not done: the "TMEM token back-edge not loop-carried" check of the skill. In final IR tokens do not
 cross partitions, and in pre-partition IR deciding that a token *should* be carried needs the
 channel the compiler would create; no sound rule was found, so nothing is flagged.
+
+The parts of the graph live in `graph_model` (nodes, edges, the graph) and what an edge protects
+in `graph_data`; this module builds the graph from the barrier facts.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable
 
-from ...analysis import ARRIVE_ROLES, WAIT_ROLES
-from ...facts.barriers import Barrier, BarrierKind, BarrierUse, Mechanism, Role
-from ...facts.barriers import remote_uses
+from ...facts.barriers import Barrier, BarrierKind, BarrierUse, Mechanism, Role, remote_uses
 from ...facts.buffers import Member
-from ...facts.cluster import Cluster, RankEvaluator, ReachKind, cluster_of, cta_targets
+from ...facts.cluster import RankEvaluator, ReachKind, cluster_of, cta_targets
 from ...facts.partitions import module_warps
 from ...facts.roles import assign_roles
-from ...ir.model import Operation
 from ...ir.vocab import LOOP_OPS
-from ..rules.static_checks import following_in_iteration, preceding_in_iteration
+from .graph_data import _DataWindows, _ordered
+from .graph_model import ARRIVES, CtaHop, DependencyGraph, GraphEdge, GraphNode, MAIN, Unmatched, WAITS, _Channel
 
-MAIN = "main"
-ARRIVES = ARRIVE_ROLES
-WAITS = WAIT_ROLES
+
 # Token / aref channels: which roles arrive on and wait on the full and the empty barrier.
 _SPLIT = {
     BarrierKind.NVWS_TOKEN: {"full": ({Role.COMMIT}, {Role.WAIT}), "empty": ({Role.RELEASE}, {Role.ACQUIRE})},
     BarrierKind.AREF: {"full": ({Role.PUT_EXIT}, {Role.GET_ENTER}), "empty": ({Role.GET_EXIT}, {Role.PUT_ENTER})},
 }
-_MMA_OPS = frozenset({"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"})
-# Ops whose arrival is performed by the issuing thread in program order (publish windows end there).
-_SYNC_ARRIVE_OPS = frozenset({"ttng.arrive_barrier", "ttng.barrier_expect", "nvws.producer_commit",
-                              "nvws.consumer_release", "nvws.aref.put.exit", "nvws.aref.get.exit",
-                              "ttng.arrive_barrier_named"})
+
+
 _AGENT = {
     Mechanism.MBARRIER_TMA: "TMA engine",
     Mechanism.TCGEN05_COMMIT: "tensor core",
@@ -99,116 +94,13 @@ _AGENT = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class GraphNode:
-    """One partition: its name as written in the IR and its role label (facts/roles.py)."""
-
-    id: str
-    label: str
-    task_id: int | None
-    warps: int | None
-    type: str | None
-    lines: tuple[int, int] | None
-
-
-@dataclass(frozen=True, slots=True)
-class DataRef:
-    """One buffer an edge protects: the allocation's label and the shape of one slot."""
-
-    name: str
-    alloc: str
-    line: int
-    shape: str
-    space: str | None
-    buffer_id: int | None
-
-    @property
-    def text(self) -> str:
-        return f"{self.name} [{self.shape}{' ' + self.space if self.space else ''}]"
-
-
-@dataclass(frozen=True, slots=True)
-class GraphEdge:
-    """arriving partition -> waiting partition through one channel (see the module docstring)."""
-
-    source_node: str
-    target_node: str
-    barrier: str
-    barrier_name: str
-    channel: str | None  # "full" / "empty" for token and aref channels
-    slots: int | None
-    mechanism: str
-    mechanisms: tuple[str, ...]
-    agent: str | None
-    direction: str  # "forward" | "backward"
-    direction_source: str  # constraints | lowering | tma | named | phase | dataflow
-    direction_note: str
-    data: tuple[DataRef, ...]
-    data_source: str  # both | arriver | waiter | none
-    arrive_lines: tuple[int, ...]
-    wait_lines: tuple[int, ...]
-    self_loop: bool
-    return_edge: bool
-    dst_task_mismatch: bool = False
-    crosses_ctas: bool | None = False
-    ctas: tuple["CtaHop", ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class CtaHop:
-    """One arrive line of an edge whose arrival can land outside the issuing CTA."""
-
-    line: int
-    op: str
-    reach: str  # facts.cluster.ReachKind value
-    text: str  # CtaTargets.describe()
-    issuers: tuple[int, ...]
-    targets: tuple[tuple[int, ...] | None, ...]  # per rank (empty for non-issuers); None: not computable
-    crosses: bool | None
-
-
-@dataclass(frozen=True, slots=True)
-class Unmatched:
-    """A channel end with nobody at the other end: waits nothing arrives on, or arrivals nobody waits for."""
-
-    barrier: str
-    barrier_name: str
-    partition: str
-    kind: str  # "wait without arrive" | "arrive without wait"
-    lines: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class DependencyGraph:
-    nodes: tuple[GraphNode, ...]
-    edges: tuple[GraphEdge, ...]
-    unmatched: tuple[Unmatched, ...]
-    persistent: bool
-    ranks: dict[str, int] = field(default_factory=dict, compare=False)
-    cluster: Cluster = field(default_factory=lambda: Cluster(1, (1, 1, 1)), compare=False)
-
-    def forward(self) -> list[GraphEdge]:
-        return [e for e in self.edges if e.direction == "forward"]
-
-    def backward(self) -> list[GraphEdge]:
-        return [e for e in self.edges if e.direction == "backward"]
-
-
 # -- building -----------------------------------------------------------------------------------
 def build_graph(analysis) -> DependencyGraph:
     """The dependency graph of one `Analysis` (one function)."""
     return _Builder(analysis).run()
 
 
-@dataclass
-class _Channel:
-    barrier: Barrier
-    name: str | None
-    arrives: list[BarrierUse]
-    waits: list[BarrierUse]
-
-
-class _Builder:
+class _Builder(_DataWindows):
     def __init__(self, analysis):
         self.a = analysis
         self._sym = None
@@ -478,104 +370,6 @@ class _Builder:
         p = self.a.partitions.by_name(name)
         return p.task_id if p is not None else None
 
-    # -- data -------------------------------------------------------------------------------
-    def _data(self, ch: _Channel, arrives: list[BarrierUse], waits: list[BarrierUse],
-              direction: str) -> tuple[tuple[DataRef, ...], str]:
-        """Buffers the edge protects, by the tiers of the module docstring; the tier is returned
-        as `data_source`: `ends` (publish window x guard window, wanted access kinds),
-        `iteration` (guard widened to the rest of the iteration), `any-access` (any kinds),
-        else one side alone (`arriver` / `waiter`) or `none`."""
-        want_a, want_w = ("write", "read") if direction == "forward" else ("read", "write")
-        if any(u.role is Role.TMA_ARRIVE for u in arrives):
-            # the copies, not the expect's program-order window, carry the data
-            arrives = [u for u in arrives if u.role is not Role.EXPECT]
-        publish = [acc for u in arrives for acc in self._publish(u)]
-        narrow = [acc for w in waits for acc in self._guard(w, wide=False)]
-        wide = [acc for w in waits for acc in self._guard(w, wide=True)]
-        published = _ordered(m for m, k in publish if k == want_a)
-        tiers = (
-            ("ends", published, {m for m, k in narrow if k == want_w}),
-            ("iteration", published, {m for m, k in wide if k == want_w}),
-            ("any-access", _ordered(m for m, _ in publish), {m for m, _ in wide}),
-        )
-        for name, left, right in tiers:
-            both = [m for m in left if m in right]
-            if both:
-                return self._refs(both), name
-        if direction == "forward" and published:
-            return self._refs(published), "arriver"
-        guarded = _ordered(m for m, k in narrow if k == want_w)
-        if direction == "backward" and guarded:
-            return self._refs(guarded), "waiter"
-        return (), "none"
-
-    def _refs(self, names: list[str]) -> tuple[DataRef, ...]:
-        self._index()
-        out = []
-        for n in names:
-            m = self._members.get(n)
-            if m is None:
-                continue
-            shape = "x".join(str(d) for d in m.slot_shape) + ("x" if m.slot_shape else "") + m.dtype
-            out.append(DataRef(m.label, m.name, m.line, shape, m.space, m.buffer_id))
-        return tuple(out)
-
-    def _publish(self, u: BarrierUse) -> list[tuple[str, str]]:
-        """Accesses an arrive makes visible (see the module docstring)."""
-        op = u.op
-        if u.role in (Role.TMA_ARRIVE, Role.MMA_ARRIVE):
-            return self._accesses(op)
-        out: list[tuple[str, str]] = []
-        if u.role is Role.COMMIT and u.mechanism is Mechanism.TCGEN05_COMMIT:
-            for prev in preceding_in_iteration(op):
-                if prev.name in _MMA_OPS:
-                    out += self._accesses(prev)
-            return out
-        for prev in preceding_in_iteration(op):
-            if prev.name in _SYNC_ARRIVE_OPS and prev is not op:
-                break
-            out += self._accesses(prev)
-        return out
-
-    def _guard(self, w: BarrierUse, wide: bool) -> list[tuple[str, str]]:
-        """Accesses a wait orders, within its iteration: up to its next wait on the same barrier,
-        and unless `wide`, up to the next wait once an access has been seen (waits written back
-        to back all guard the access after the group). `wide` adds the ops before the wait in
-        its iteration, which the next iteration runs after it."""
-        out: list[tuple[str, str]] = []
-        mine = self._barrier_of(w)
-        for nxt in following_in_iteration(w.op):
-            if nxt is w.op:
-                continue
-            waits = [b.id for b, u in self.a.barriers.uses_at(nxt) if u.role in WAITS]
-            if waits and (mine in waits or (out and not wide)):
-                break
-            out += self._accesses(nxt)
-        if wide:
-            # a wait at the end of a loop body guards the start of the next iteration
-            for prev in preceding_in_iteration(w.op):
-                out += self._accesses(prev)
-        return out
-
-    def _barrier_of(self, u: BarrierUse) -> str | None:
-        found = self.a.barriers.uses_at(u.op)
-        return found[0][0].id if found else None
-
-    def _accesses(self, op: Operation) -> list[tuple[str, str]]:
-        self._index()
-        assert self._access is not None
-        return self._access.get((op.line, op.name), [])
-
-    def _index(self) -> None:
-        if self._access is not None:
-            return
-        self._access = {}
-        for g in self.a.buffers.groups:
-            for m in g.members:
-                self._members[m.name] = m
-            for acc in (*g.writers, *g.readers):
-                self._access.setdefault((acc.line, acc.op), []).append((acc.member, acc.kind))
-
 
 # -- helpers ------------------------------------------------------------------------------------
 def _group(uses: Iterable[BarrierUse]) -> dict[str, list[BarrierUse]]:
@@ -598,10 +392,6 @@ def _slots_meet(a: BarrierUse, w: BarrierUse) -> bool:
 
 def _lines(uses: Iterable[BarrierUse]) -> tuple[int, ...]:
     return tuple(sorted({u.line for u in uses}))
-
-
-def _ordered(names: Iterator[str]) -> list[str]:
-    return list(dict.fromkeys(names))
 
 
 def _mechanisms(arrives: list[BarrierUse]) -> tuple[str, ...]:

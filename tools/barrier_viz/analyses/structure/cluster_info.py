@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..analysis import ARRIVE_ROLES, Analysis
-from ..facts.barriers import Role, remote_uses
-from ..facts.cluster import RANK_OPS, RankEvaluator, ReachKind, cluster_of, cta_targets
-from ..schemas import _Model
+from ...analysis import ARRIVE_ROLES, Analysis
+from ...facts.barriers import Role, remote_uses
+from ...facts.cluster import RANK_OPS, RankEvaluator, ReachKind, cluster_of, cta_targets
+from ...schemas import _Model
 
 # Ops that make every thread of every CTA of the cluster rendezvous (no mbarrier involved).
 CLUSTER_SYNC_OPS = frozenset({"ttng.cluster_barrier", "ttng.cluster_arrive", "ttng.cluster_wait",
