@@ -96,7 +96,7 @@ class Job:
     source: str  # what --only matches: the corpus file (or folder), or _eval/<set>
     argv: list[str]
     cwd: Path
-    weight: float  # expected cost, for ordering and the ETA
+    weight: float  # expected CPU seconds (rough), for ordering and the ETA
     cpu: float = field(default=0.0)
 
 
@@ -159,7 +159,7 @@ def list_units(python: str, tree: Path, corpus: Path, folders: list[str], timeou
             continue  # recorded as it is by the folder's _inputs job
         for u in json.loads(stdout).get("units", []):
             units.setdefault(u["path"], []).append(u["kind"])
-    jobs = [Job(f"{folder}/_inputs", folder, ["inputs", "--format", "json", folder], corpus, 1e5) for folder in folders]
+    jobs = [Job(f"{folder}/_inputs", folder, ["inputs", "--format", "json", folder], corpus, 1.0) for folder in folders]
     return units, jobs
 
 
@@ -173,26 +173,34 @@ def plan(args, python: str) -> list[Job]:
     units, jobs = list_units(python, tree, corpus, folders, args.record_timeout)
     explore = ["--timeout", f"{args.explore_timeout:g}"]
     for f in files:
-        size = (corpus / f).stat().st_size * (8 if f.endswith(".gz") else 1)
+        size = (corpus / f).stat().st_size * (8 if f.endswith(".gz") else 1)  # gzip: about 8x
         for name, cli in COMMANDS.items():
             extra = explore if name == "explore" else []
-            jobs.append(Job(f"{f}/{name}", f, [*cli, *extra, f], corpus, 5e4 + size))
+            jobs.append(Job(f"{f}/{name}", f, [*cli, *extra, f], corpus, _cost(size)))
         kinds = units.get(f, [])
         if len(kinds) > 1 and set(kinds) == {"split"}:
             for i in range(len(kinds)):
                 for name, cli in COMMANDS.items():
                     extra = explore if name == "explore" else []
                     jobs.append(Job(f"{f}/unit{i}.{name}", f, [*cli, *extra, "--unit", str(i), f], corpus,
-                                    5e4 + size / len(kinds)))
+                                    _cost(size / len(kinds))))
         elif len(kinds) > 1:
             jobs.append(Job(f"{f}/audit", f, ["audit", "--format", "json", "--no-cache", "--jobs", "1", f], corpus,
-                            5e4 + size * len(kinds) / 4))
-    jobs.append(Job("_eval/cases", "_eval/cases", ["eval", "--format", "json", "-j", "1", "evals/cases"], tree, 6e7))
+                            1 + 0.3 * len(kinds)))
+    cases = len(list((tree / "evals" / "cases").glob("*/expected.yaml")))
+    jobs.append(Job("_eval/cases", "_eval/cases", ["eval", "--format", "json", "-j", "1", "evals/cases"], tree,
+                    1 + cases))
     if (corpus / "gpu").is_dir():
-        jobs.append(Job("_eval/gpu", "_eval/gpu", ["eval", "--format", "json", "-j", "1", "gpu"], corpus, 3e6))
+        truth = len([p for p in (corpus / "gpu").rglob("*") if p.name.endswith(IR_SUFFIXES)])
+        jobs.append(Job("_eval/gpu", "_eval/gpu", ["eval", "--format", "json", "-j", "1", "gpu"], corpus, 1 + 2 * truth))
     if args.only:
         jobs = [j for j in jobs if any(fnmatch.fnmatch(j.source, g) for g in args.only)]
     return sorted(jobs, key=lambda j: -j.weight)  # the longest first: the last minutes stay busy
+
+
+def _cost(size: float) -> float:
+    """Rough CPU seconds of one command on `size` bytes of IR: interpreter start, then ~40 KB/s."""
+    return 1.0 + size / 40_000
 
 
 def record(args) -> int:
