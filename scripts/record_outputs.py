@@ -55,8 +55,10 @@ the tree's root for `_eval/cases`), and the tree's and corpus's absolute paths, 
 <TREE> and <CORPUS> where an output prints them. `DIR/_meta.json` (tree, commit, Python, time
 and CPU seconds per record) is not a record and `--compare` skips it.
 
-Progress (records done/total, elapsed, ETA) goes to stderr. `--resume` keeps the records already
-in DIR (each record is written whole, by rename), so an interrupted recording can go on.
+Progress (records done/total, elapsed, ETA) goes to stderr. SIGTERM or Ctrl-C stops a recording:
+the commands running are killed and leave no record (each record is written whole, by rename),
+and `--resume` (the same command line plus --resume) records what is missing. The exit status is
+0 when every planned record is there, 130 when the recording is incomplete.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ import fnmatch
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -86,6 +89,8 @@ COMMANDS = {  # record name -> CLI arguments before the input
     "explore": ["explore", "--format", "json"],  # + --timeout, see explore_args
 }
 META = "_meta.json"
+RUNNING: set[subprocess.Popen] = set()  # children now running, killed when the recording is stopped
+STOPPING = threading.Event()
 
 
 @dataclass
@@ -126,12 +131,14 @@ def run_cli(python: str, tree: Path, argv: list[str], cwd: Path, timeout: float)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([python, "-m", "barrier_viz", *argv], cwd=cwd, env=child_env(tree),
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        RUNNING.add(proc)
         timer = threading.Timer(timeout, lambda: _kill(proc))
         timer.start()
         try:
             _, status, usage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
+            RUNNING.discard(proc)
         proc.returncode = os.waitstatus_to_exitcode(status)
         code = proc.returncode
         out.seek(0)
@@ -177,7 +184,7 @@ def plan(args, python: str) -> list[Job]:
         for name, cli in COMMANDS.items():
             extra = explore if name == "explore" else []
             jobs.append(Job(f"{f}/{name}", f, [*cli, *extra, f], corpus, _cost(size)))
-        kinds = units.get(f, [])
+        kinds = units.get(f, []) if args.units else []
         if len(kinds) > 1 and set(kinds) == {"split"}:
             for i in range(len(kinds)):
                 for name, cli in COMMANDS.items():
@@ -222,10 +229,17 @@ def record(args) -> int:
     meta = {"tree": str(tree), "commit": _commit(tree), "python": python, "corpus": str(corpus),
             "explore_timeout": args.explore_timeout, "only": args.only, "records": len(jobs),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "complete": False}
-    done_weight, cpu = 0.0, {}
+    done_weight, cpu, before = 0.0, {}, {}
+    if args.resume and (out / META).is_file():  # the earlier sessions' time and CPU count too
+        before = json.loads((out / META).read_text())
+        cpu = {k: v for k, v in before.get("cpu_per_record", {}).items() if (out / k).is_file()}
 
-    def one(job: Job) -> Job:
+    def one(job: Job) -> Job | None:
+        if STOPPING.is_set():
+            return None
         code, stdout, stderr, job.cpu = run_cli(python, tree, job.argv, job.cwd, args.record_timeout)
+        if STOPPING.is_set():
+            return None  # killed by the stop, not by the command: no record
         body = (f"$ barrier-viz {' '.join(job.argv)}\nexit {code}\n--- stdout\n{normalize(stdout, tree, corpus)}"
                 f"\n--- stderr\n{normalize(stderr, tree, corpus)}")
         target = out / job.name
@@ -235,7 +249,10 @@ def record(args) -> int:
         tmp.replace(target)
         return job
 
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+    previous_handler = signal.signal(signal.SIGTERM, _interrupt)
+    pool = ThreadPoolExecutor(max(1, args.jobs))
+    n = 0
+    try:
         futures = [pool.submit(one, j) for j in todo]
         for n, fut in enumerate(as_completed(futures), 1):
             job = fut.result()
@@ -245,12 +262,28 @@ def record(args) -> int:
             eta = elapsed * (total_weight - done_weight) / done_weight
             print(f"[{n}/{len(todo)}] {_clock(elapsed)} elapsed, ETA {_clock(eta)}  {job.name} ({job.cpu:.1f} s CPU)",
                   file=sys.stderr, flush=True)
-    meta.update(complete=True, wall_seconds=round(time.time() - started, 1),
-                cpu_seconds=round(_children_cpu() - cpu0, 1), cpu_per_record=dict(sorted(cpu.items())))
+    except KeyboardInterrupt:
+        STOPPING.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in list(RUNNING):
+            _kill(proc)
+        print(f"stopped after {n} of {len(todo)} records; the same command with --resume goes on", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)
+    pool.shutdown()
+    meta.update(complete=all((out / j.name).is_file() for j in jobs),
+                wall_seconds=round(before.get("wall_seconds", 0) + time.time() - started, 1),
+                cpu_seconds=round(before.get("cpu_seconds", 0) + _children_cpu() - cpu0, 1),
+                sessions=before.get("sessions", 0) + 1, started=before.get("started", meta["started"]),
+                cpu_per_record=dict(sorted(cpu.items())))
     (out / META).write_text(json.dumps(meta, indent=1) + "\n")
-    print(f"{len(todo)} records in {out} ({_clock(meta['wall_seconds'])} wall, {meta['cpu_seconds']:.0f} CPU-s)",
-          file=sys.stderr)
-    return 0
+    print(f"{n} records written, {len(cpu)} of {len(jobs)} in {out} ({_clock(meta['wall_seconds'])} wall, "
+          f"{meta['cpu_seconds']:.0f} CPU-s{'' if meta['complete'] else ', INCOMPLETE'})", file=sys.stderr)
+    return 0 if meta["complete"] else 130
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def default_python(tree: Path) -> str:
@@ -346,7 +379,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="explore --timeout, in seconds: far above any run, so the wall clock never cuts (default 3600)")
     ap.add_argument("--record-timeout", type=float, default=7200.0,
                     help="kill a command after this many seconds (its record says so; default 7200)")
-    ap.add_argument("--resume", action="store_true", help="keep records already in --out")
+    ap.add_argument("--resume", action="store_true", help="keep records already in --out (an interrupted recording "
+                    "goes on)")
+    ap.add_argument("--no-units", dest="units", action="store_false",
+                    help="only each command's default unit: no per-split records, no audit of dumps (a quick look)")
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("DIR_A", "DIR_B"),
                     help="list every record that differs (first differing line); exit 1 on any difference")
     args = ap.parse_args(argv)
