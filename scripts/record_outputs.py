@@ -181,16 +181,17 @@ def plan(args, python: str) -> list[Job]:
     explore = ["--timeout", f"{args.explore_timeout:g}"]
     for f in files:
         size = (corpus / f).stat().st_size * (8 if f.endswith(".gz") else 1)  # gzip: about 8x
+        unit_size = size / max(1, len(units.get(f, [])))  # each command reads one unit
         for name, cli in COMMANDS.items():
             extra = explore if name == "explore" else []
-            jobs.append(Job(f"{f}/{name}", f, [*cli, *extra, f], corpus, _cost(size)))
+            jobs.append(Job(f"{f}/{name}", f, [*cli, *extra, f], corpus, _cost(unit_size)))
         kinds = units.get(f, []) if args.units else []
         if len(kinds) > 1 and set(kinds) == {"split"}:
             for i in range(len(kinds)):
                 for name, cli in COMMANDS.items():
                     extra = explore if name == "explore" else []
                     jobs.append(Job(f"{f}/unit{i}.{name}", f, [*cli, *extra, "--unit", str(i), f], corpus,
-                                    _cost(size / len(kinds))))
+                                    _cost(unit_size)))
         elif len(kinds) > 1:
             jobs.append(Job(f"{f}/audit", f, ["audit", "--format", "json", "--no-cache", "--jobs", "1", f], corpus,
                             1 + 0.3 * len(kinds)))
