@@ -86,7 +86,7 @@ _TIME_VALUE = re.compile(r'"(%s)": -?[0-9][0-9.eE+-]*' % "|".join(TIME_KEYS))
 COMMANDS = {  # record name -> CLI arguments before the input
     "check": ["check"],
     "report": ["report", "--format", "json"],
-    "explore": ["explore", "--format", "json"],  # + --timeout, see explore_args
+    "explore": ["explore", "--format", "json"],  # + --timeout (--explore-timeout: no wall-clock cut)
 }
 META = "_meta.json"
 RUNNING: set[subprocess.Popen] = set()  # children now running, killed when the recording is stopped
