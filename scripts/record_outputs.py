@@ -332,8 +332,10 @@ def first_difference(a: str, b: str) -> tuple[int, str, str]:
     return 0, "", ""
 
 
-def compare(a: Path, b: Path) -> int:
-    """Print every record missing on one side or differing; exit status 1 on any."""
+def compare(a: Path, b: Path, common: bool = False) -> int:
+    """Print every record missing on one side or differing; exit status 1 on any. `common`:
+    only the records both sides hold (a subset recording, one made with --no-units); how many
+    were on one side only is still said."""
     for folder in (a, b):
         if not folder.is_dir():
             sys.exit(f"--compare: {folder}: no such folder")
@@ -341,8 +343,11 @@ def compare(a: Path, b: Path) -> int:
         if not meta.is_file() or not json.loads(meta.read_text()).get("complete"):
             print(f"warning: {folder} is an incomplete recording (no complete {META})")
     ra, rb = records(a), records(b)
-    differing = 0
-    for name in sorted(set(ra) | set(rb)):
+    differing, one_sided = 0, len(set(ra) ^ set(rb))
+    names = set(ra) & set(rb) if common else set(ra) | set(rb)
+    if common and one_sided:
+        print(f"{one_sided} record(s) held by one side only, not compared (--common)")
+    for name in sorted(names):
         if name not in rb:
             print(f"only in {a}: {name}")
         elif name not in ra:
@@ -354,7 +359,7 @@ def compare(a: Path, b: Path) -> int:
             line, x, y = first_difference(ta, tb)
             print(f"DIFF {name}: line {line}\n  - {_clip(x)}\n  + {_clip(y)}")
         differing += 1
-    print(f"{differing} of {len(set(ra) | set(rb))} records differ")
+    print(f"{differing} of {len(names)} records differ")
     return 1 if differing else 0
 
 
@@ -386,9 +391,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="only each command's default unit: no per-split records, no audit of dumps (a quick look)")
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("DIR_A", "DIR_B"),
                     help="list every record that differs (first differing line); exit 1 on any difference")
+    ap.add_argument("--common", action="store_true",
+                    help="with --compare: only the records both folders hold (e.g. against a --no-units or --only "
+                         "recording)")
     args = ap.parse_args(argv)
     if args.compare:
-        return compare(*args.compare)
+        return compare(*args.compare, common=args.common)
     if not args.out:
         ap.error("--out DIR is required (or --compare DIR_A DIR_B)")
     args.tree, args.out, args.corpus = args.tree.resolve(), args.out.resolve(), args.corpus.resolve()

@@ -72,6 +72,9 @@ def test_a_changed_byte_is_reported(two_recordings, tmp_path, capsys):
     assert f"DIFF {FIXTURE}/report: line {k + 1}" in out
     assert f"only in {a}: {FIXTURE}/check" in out
     assert "2 of 3 records differ" in out
+    assert recorder.main(["--compare", str(a), str(changed), "--common"]) == 1  # the change still counts
+    out = capsys.readouterr().out
+    assert "1 record(s) held by one side only, not compared" in out and "1 of 2 records differ" in out
 
 
 def test_only_clock_readings_are_normalized():
