@@ -2,7 +2,7 @@
 """Record what barrier-viz prints on the shared corpus, so a refactor can prove "same bytes out".
 
     scripts/record_outputs.py --out DIR [--tree PATH] [--corpus DIR] [--jobs N] [--only GLOB]...
-    scripts/record_outputs.py --compare DIR_A DIR_B
+    scripts/record_outputs.py --compare DIR_A DIR_B [--common]
 
 Why: a move of code (issue 27) or a speed-up (issue 28) must not change a finding, a word, an
 order or an exit code. This script runs the CLI of one checkout (`--tree`, default this one) as
@@ -377,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"corpus root (default $BARRIER_VIZ_CORPUS or {DEFAULT_CORPUS})")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="commands run at once (default: cores)")
     ap.add_argument("--only", action="append", metavar="GLOB",
-                    help="record only sources matching GLOB: a corpus path (lit/*, real/fb*), a folder's _inputs, "
+                    help="record only sources matching GLOB: a corpus file (lit/*, real/fb*), a corpus folder (its _inputs), "
                          "or _eval/cases, _eval/gpu; repeatable")
     ap.add_argument("--python", help="interpreter that runs the tree (default: TREE/.venv, this checkout's .venv, "
                     "or the one running this script)")
