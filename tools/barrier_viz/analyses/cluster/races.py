@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ...facts.cluster import ReachKind
 from ...ir.model import Operation
+from ..sim.deadlock import races_stand  # noqa: F401 (re-exported: `check` and the tests ask it here)
 from .sim import CLC_TRY_OPS, cluster_for, reach
 
 if TYPE_CHECKING:
@@ -169,17 +170,6 @@ def _shorter_launch(function: Operation, tracked, trips: int, deadline, adjust=N
         if result is not None and result.outcome != "deadlock":
             return [result]
     return []
-
-
-def races_stand(result) -> bool:
-    """Do the races this run observed stand as verdicts (see `cluster_races`)?"""
-    if result.outcome in ("completed", "covered", "bound_reached"):
-        return True
-    if result.outcome == "deadlock":
-        from ..sim.deadlock import _unmodelled
-
-        return not _unmodelled(result)
-    return False
 
 
 def _smem_storages(function: Operation) -> set[str]:
