@@ -10,7 +10,8 @@ false deadlock.
 The interpreter (`analyses.sim.machine`) runs every CTA of a small cluster (`MAX_CTAS`) of the
 per-CTA form TLX and hand-written kernels use (`"ttg.num-ctas" = 1`, `ttg.cluster-dim-x/y/z`):
 each CTA has its own main thread, partitions, allocations and barrier slots (`Ref.cta`), and the
-handlers here move arrivals and bytes between CTAs as the lowering does:
+handlers and hooks here (installed into the interpreter by `cluster.extension`; the core
+calls them through `analyses.sim.extension`) move arrivals and bytes between CTAs as the lowering does:
 
 * `nvg.cluster_id` is the CTA's rank; `tt.get_program_id` of CTA rank r is its cluster's first
   program id plus r's coordinate along that axis (CTAs of a cluster have consecutive ids);

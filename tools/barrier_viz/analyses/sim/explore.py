@@ -54,7 +54,7 @@ class ExploreResult:
     deadlock: RunResult | None = None
     races: list[RaceReport] = field(default_factory=list)
     # races that are no verdict, with why: first seen on a schedule that only the CTA groups' pace
-    # forbids (cluster_races.pace_excuse), or placed only approximately (cluster_races.approximate_races)
+    # forbids (the extension's pace_excuse), or placed only approximately (its approximate_races)
     paced: dict[tuple[int, int], str] = field(default_factory=dict)
     states: int = 0
     seconds: float = 0.0

@@ -189,7 +189,7 @@ class Params:
     arg_values: tuple[tuple[int, int], ...] = ()  # (argument position, value) overriding int_args
     max_ops: int = 3_000_000  # operations executed (visible or not) before a run stops
     unknown_if_else: bool = False  # an scf.if on an unknown condition whose sides differ takes else
-    late_clc: bool = False  # CLC responses land only when no partition can go on (cluster_races.cluster_races)
+    late_clc: bool = False  # CLC responses land after the asker's next poll, or when no partition can go on
     program_ids: tuple[int, ...] = ()  # per axis (x, y, z), overriding program_id
     grid: tuple[int, ...] = ()  # programs per axis, overriding num_programs
     memory: Memory = Memory()  # what scalar loads from never-written arrays read (analyses.program.loaded)
