@@ -19,4 +19,15 @@ import only the packages before it, plus `ir/`, `facts/`, `analysis.py`, `render
 * `diff` — `barrier-viz diff` and the audit cache's model of a unit.
 
 `tests/test_architecture.py` keeps the import graph of `tools/` free of circles.
+
+Importing this package installs the CTA-cluster extension into the interpreter
+(`cluster.extension.install`): every path that runs the interpreter (check, report, explore,
+the audit workers in their own processes, eval, the input points, the API, the pytest plugin,
+a test that imports `sim.schedule` alone) imports a module of this package, and Python runs this
+file first, so the extension is in place before any run whichever module was imported first.
+The interpreter (`sim/`) never imports `cluster/`; this is the one place the two meet.
 """
+
+from .cluster.extension import install as _install_cluster
+
+_install_cluster()

@@ -3,11 +3,11 @@
 Why a module of its own: the per-CTA static race rules (`static_checks`, `early_release`, ...)
 reason about one CTA's program; what one CTA does to another's memory (a multicast refill of a
 peer's tile, a paired MMA reading the peer's operands, a remote store, a CLC response landing)
-is seen only by running the cluster (`cluster_sim`, `machine`). `check` runs the friendliest
+is seen only by running the cluster (`cluster.sim`, `sim.machine`). `check` runs the friendliest
 schedule once more with vector clocks (`hb`) and keeps the races that only a cluster can have
 (`cluster_races`); in Triton's CGA form, one family of them (a CLC response reused across CTA
 groups) is a question of pace and is reported as a warning (`cga_pace_findings`, and for
-`explore`, `pace_excuse`). Remote accesses into a CTA that may have exited are `cluster_exit`'s.
+`explore`, `pace_excuse`). Remote accesses into a CTA that may have exited are `remote_exit`'s.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ...facts.cluster import ReachKind
 from ...ir.model import Operation
+from ..sim.deadlock import races_stand  # noqa: F401 (re-exported: `check` and the tests ask it here)
 from .sim import CLC_TRY_OPS, cluster_for, reach
 
 if TYPE_CHECKING:
@@ -171,19 +172,8 @@ def _shorter_launch(function: Operation, tracked, trips: int, deadline, adjust=N
     return []
 
 
-def races_stand(result) -> bool:
-    """Do the races this run observed stand as verdicts (see `cluster_races`)?"""
-    if result.outcome in ("completed", "covered", "bound_reached"):
-        return True
-    if result.outcome == "deadlock":
-        from ..sim.deadlock import _unmodelled
-
-        return not _unmodelled(result)
-    return False
-
-
 def _smem_storages(function: Operation) -> set[str]:
-    """Storage names (`machine._region`) of the shared-memory allocations."""
+    """Storage names (`sim.ops.memory.access_region`) of the shared-memory allocations."""
     return {f"{op.results[0]}@{op.line}" for op in function.walk() if op.name == "ttg.local_alloc" and op.results}
 
 

@@ -61,7 +61,8 @@ def lowering_exit_sync(module: Operation | None) -> str:
     return ""
 
 
-# -- recording (called by machine.Machine on every arrival and access of a race-tracking run) ------
+# -- recording (the extension hooks `note_issue` / `note`, which machine.Machine calls on every issue,
+# arrival and access of a race-tracking cluster run) ------------------------------------------------
 TCGEN05_OPS = frozenset({"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled", "ttng.tc_gen5_commit"})
 
 

@@ -10,7 +10,8 @@ false deadlock.
 The interpreter (`analyses.sim.machine`) runs every CTA of a small cluster (`MAX_CTAS`) of the
 per-CTA form TLX and hand-written kernels use (`"ttg.num-ctas" = 1`, `ttg.cluster-dim-x/y/z`):
 each CTA has its own main thread, partitions, allocations and barrier slots (`Ref.cta`), and the
-handlers here move arrivals and bytes between CTAs as the lowering does:
+handlers and hooks here (installed into the interpreter by `cluster.extension`; the core
+calls them through `analyses.sim.extension`) move arrivals and bytes between CTAs as the lowering does:
 
 * `nvg.cluster_id` is the CTA's rank; `tt.get_program_id` of CTA rank r is its cluster's first
   program id plus r's coordinate along that axis (CTAs of a cluster have consecutive ids);
@@ -42,27 +43,19 @@ unmodelled: a hang on it is a limit).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ...facts.cluster import Cluster, cluster_of_module
+from ...facts.cluster import Cluster
 from ...ir.model import Operation
 from ...ir.types import memdesc_bytes
-
-if TYPE_CHECKING:
-    from ..sim.machine import BarrierSlot, Machine, Ref
+from ..sim.machine import Machine, cluster_for  # noqa: F401 (cluster_for: re-exported for the cluster rules)
+from ..sim.ops.clc import CLC_TRY_OPS  # noqa: F401 (re-exported)
+from ..sim.ops.tcgen05 import pair_of  # noqa: F401 (re-exported)
+from ..sim.state import BarrierSlot, Ref, SimulationError, Step, Wait
 
 # The portable cluster size limit of sm90/sm100 (16 needs a non-portable opt-in). Each CTA adds its
 # partitions' threads, so a run grows with the cluster: an 8-CTA TLX GEMM or layernorm runs well
 # under a second.
 MAX_CTAS = 8
 CLUSTER_SYNC_OPS = frozenset({"ttng.cluster_arrive", "ttng.cluster_wait", "ttng.cluster_barrier"})
-CLC_TRY_OPS = frozenset({"ttng.async_clc_try_cancel", "ttng.clc_try_cancel"})
-
-
-def cluster_for(function: Operation) -> Cluster:
-    """The cluster `function` runs in (one CTA outside a module)."""
-    module = next((a for a in function.ancestors() if a.name == "builtin.module"), None)
-    return cluster_of_module(module) if module is not None else Cluster(1, (1, 1, 1))
 
 
 def unsupported(cluster: Cluster, function: Operation) -> str:
@@ -91,11 +84,6 @@ def program_id(m: "Machine", value: int, axis: int, rank: int) -> int:
     return (value // d) * d + coordinates(m.cluster, rank)[axis] if d > 1 else value
 
 
-def pair_of(rank: int) -> tuple[int, int]:
-    base = rank & ~1
-    return base, base + 1
-
-
 def reach(m: "Machine", op: Operation):
     """How `op`'s arrival or bytes reach the CTAs (`facts.cluster.cta_reach`, the one place that
     says it for the static rules too). The barrier operand is not passed: the run already
@@ -114,8 +102,6 @@ def mask_targets(m: "Machine", op: Operation, mask) -> list[int] | None:
 def unresolved(m: "Machine", op: Operation, ref) -> None:
     """A cluster op whose target CTA the run cannot compute: what it does to `ref`'s barrier is
     invisible, so a hang on that barrier is a limit, never a verdict."""
-    from ..sim.machine import Ref
-
     m.notes.append(f"line {op.line}: {op.name}: the target CTA is not computable; not modelled")
     if isinstance(ref, Ref):
         what = f"{op.name} at line {op.line} (target CTA unknown)"
@@ -124,7 +110,7 @@ def unresolved(m: "Machine", op: Operation, ref) -> None:
                 slot.unmodelled = what
 
 
-# -- handlers (registered in machine._HANDLERS) ----------------------------------------------------
+# -- handlers (registered into the interpreter by `cluster.extension`) --------------------------------
 def h_cluster_id(m: "Machine", op: Operation, env, who, it):
     """`nvg.cluster_id`: this CTA's rank in its cluster."""
     for r in op.results:
@@ -133,8 +119,6 @@ def h_cluster_id(m: "Machine", op: Operation, env, who, it):
 
 def h_map_to_remote(m: "Machine", op: Operation, env, who, it):
     """`map_to_remote_buffer %view, %rank`: the same view in CTA `rank` (`mapa`)."""
-    from ..sim.machine import Ref
-
     pos = op.positional
     ref = env.get(pos[0]) if pos else None
     rank = env.get(pos[1]) if len(pos) > 1 else None
@@ -155,8 +139,6 @@ def h_remote_copy(m: "Machine", op: Operation, env, who, it):
     """`async_remote_shmem_copy %src, rank %r, %dst barrier %bar` (a shared-memory copy) and
     `async_remote_shmem_store %tensor, rank %r, %dst barrier %bar` (`st.async`): the bytes land
     in CTA `r`'s `%dst` and complete on its barrier at `%bar`'s offset."""
-    from ..sim.machine import Ref
-
     pos = op.positional
     if len(pos) < 4:
         return
@@ -173,8 +155,6 @@ def h_remote_copy(m: "Machine", op: Operation, env, who, it):
     if slot is None or nbytes is None:
         m.notes.append(f"line {op.line}: remote copy to an unknown barrier or of unknown size; not modelled")
         return
-    from ..sim.machine import Step
-
     yield Step(op)
     agent = m.agent(who, op)
     m.access(op, src, "read", agent, it)
@@ -185,8 +165,6 @@ def h_remote_copy(m: "Machine", op: Operation, env, who, it):
 
 def h_remote_store_plain(m: "Machine", op: Operation, env, who, it):
     """`remote_shmem_store %tensor, rank %r, %dst`: a write into CTA `r`'s buffer, no barrier."""
-    from ..sim.machine import Ref
-
     pos = op.positional
     rank = env.get(pos[1]) if len(pos) > 1 else None
     dst = env.get(pos[2]) if len(pos) > 2 else None
@@ -200,27 +178,15 @@ def h_cluster_sync(m: "Machine", op: Operation, env, who, it):
     if m.cluster.size <= 1:
         return
     if op.name != "ttng.cluster_wait":
-        m.cluster_arrived[who] = cluster_arrive(m, op, who, it)
+        m.cluster_arrived[who] = m.cluster_arrive(op, who, it)
     if op.name != "ttng.cluster_arrive":
         generation = m.cluster_arrived.pop(who, None)
         if generation is not None:
-            from ..sim.machine import Wait
-
             yield Wait(op, m.cluster_slot(op), generation, it)
-
-
-def cluster_arrive(m: "Machine", op: Operation, who: int, it) -> int:
-    """Arrive on the cluster rendezvous; returns the generation arrived in."""
-    slot = m.cluster_slot(op)
-    generation = slot.parity
-    m.arrive(slot, 1, op.line, who, it=it)
-    return generation
 
 
 def deliver_tma(m: "Machine", op: Operation, env, who, it, slot: "BarrierSlot", dst, nbytes: int, agent):
     """A TMA load's box and bytes: to its own CTA, or to every CTA of its multicast mask."""
-    from ..sim.machine import Ref
-
     pos = op.positional
     if "multicast" not in op.attributes or len(pos) < 5 or m.cluster.size <= 1:
         m.access(op, dst, "write", agent, it)
@@ -254,12 +220,6 @@ def targets(m: "Machine", op: Operation, cta: int) -> list[int]:
         return [cta]
     t = reach(m, op).targets(cta, m.cluster)
     return sorted(t) if t else [cta]
-
-
-def mma_targets(m: "Machine", op: Operation, cta: int) -> list[int] | None:
-    """CTAs whose barriers an MMA's or commit's arrivals reach; None when this CTA does not issue
-    it (the odd CTA of a pair)."""
-    return targets(m, op, cta) if issues(m, op, cta) else None
 
 
 def unequal_work(m: "Machine", blocked) -> str:
@@ -303,7 +263,6 @@ def cga_for(function: Operation):
 def _cga_call(fn, *args):
     """Run a facts.cga query; what the layouts do not determine ends the run as a stated limit."""
     from ...facts.cga import CgaUnknown
-    from ..sim.machine import SimulationError
 
     try:
         return fn(*args)

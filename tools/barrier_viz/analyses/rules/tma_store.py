@@ -43,7 +43,7 @@ from ...ir.vocab import LOOP_OPS
 from ..model.findings import Finding, Kind, Severity, finding
 from .static_checks import _root, _same_iteration, _slot_key, following_in_iteration, innermost_loop, loop_depth
 
-TMA_STORE_OPS = frozenset({"ttng.async_tma_copy_local_to_global", "ttng.async_tma_reduce", "ttng.async_tma_scatter"})
+from ..sim.ops.tma import TMA_STORE_OPS  # the TMA stores: one set, the interpreter's
 _STORE_WAIT = "ttng.async_tma_store_wait"
 _RELEASES = frozenset({Role.ARRIVE, Role.RELEASE})
 _WAITS = frozenset({Role.WAIT, Role.ACQUIRE})

@@ -24,6 +24,7 @@ from ...facts.barriers import constant_value
 from ...render.words import plural
 from ..model.findings import Finding, Kind, Severity, finding
 from .budget import Budget
+from .extension import installed
 from .machine import Params, has_barrier_program
 from .schedule import POLICIES, Blocked, RunResult, choose_params, covered_summary, default_trips, run
 
@@ -67,8 +68,6 @@ class DeadlockAnalysis:
         """The bound within which `check` looked for happens-before races: the schedules whose
         races count (`verdicts.run_races`: run, and not ended by a limit), the launch, and where
         each run stopped. `explore` runs the same schedules at the same launch, then more."""
-        from ..cluster.races import races_stand
-
         return {"schedules": [r.policy for r in self.runs if r.machine is not None and r.machine.hb is not None
                               and races_stand(r)],
                 "int_args": self.params.int_args, "arg_values": dict(self.params.arg_values),
@@ -150,9 +149,7 @@ def _unmodelled(result: RunResult) -> str:
     partitions ran a loop whose trip count is a runtime value we assumed while others' loops
     had known bounds (their counts may agree on the GPU and not here)."""
     m = result.machine
-    from ..cluster.sim import unequal_work
-
-    if m is not None and (why := unequal_work(m, result.blocked)):
+    if m is not None and (why := installed().unequal_work(m, result.blocked)):
         return why
     if m is not None and m.assumed:
         parts = [t for t in m.threads if t.partition != "main" or m.ws_op is None]
@@ -173,6 +170,19 @@ def _unmodelled(result: RunResult) -> str:
             return (f"{b.thread.name} blocks at line {b.line} on {_barrier_name(b)}, which "
                     f"{b.wait.slot.unmodelled} also uses and the interpreter does not model: no verdict on it")
     return ""
+
+
+def races_stand(result: RunResult) -> bool:
+    """Do the races this run observed stand as verdicts? Every access of a run happened on a
+    schedule the hardware can take, so a race seen before the run stopped is real whether the run
+    then completed, was stopped by a bound, or hung; not when the interpreter could not run the
+    kernel faithfully (`not_simulated`), nor when the run's hang is itself no verdict
+    (`_unmodelled`): the orders it drew from those barriers and loops are not the kernel's."""
+    if result.outcome in ("completed", "covered", "bound_reached"):
+        return True
+    if result.outcome == "deadlock":
+        return not _unmodelled(result)
+    return False
 
 
 def _related(m, t, parts) -> bool:
@@ -210,9 +220,7 @@ def trip_independent(result: RunResult, arrivers: dict[int, set[str]], gated=Non
     op the interpreter does not model (its arrivals may be the missing ones) or a cluster whose
     CTAs got unequal work gives nothing."""
     m = result.machine
-    from ..cluster.sim import unequal_work
-
-    if m is None or any(b.wait.slot.unmodelled for b in result.blocked) or unequal_work(m, result.blocked):
+    if m is None or any(b.wait.slot.unmodelled for b in result.blocked) or installed().unequal_work(m, result.blocked):
         return []
     out = []
     for f in _classify(result, arrivers, adversarial_only=False, gated=gated):

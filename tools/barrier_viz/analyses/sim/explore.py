@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from ...ir.model import Operation
 from .budget import WALL, Budget
+from .extension import installed
 from .machine import Params
 from .schedule import POLICIES, RunResult, choose_params, covered_summary, default_trips, run
 
@@ -53,7 +54,7 @@ class ExploreResult:
     deadlock: RunResult | None = None
     races: list[RaceReport] = field(default_factory=list)
     # races that are no verdict, with why: first seen on a schedule that only the CTA groups' pace
-    # forbids (cluster_races.pace_excuse), or placed only approximately (cluster_races.approximate_races)
+    # forbids (the extension's pace_excuse), or placed only approximately (its approximate_races)
     paced: dict[tuple[int, int], str] = field(default_factory=dict)
     states: int = 0
     seconds: float = 0.0
@@ -73,9 +74,8 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
     rests on a trip count assumed in some partitions only, is what `check` states as a limit:
     here too it is no verdict (`not_judged`, with the reason) unless another schedule hangs
     without it."""
-    from ..cluster.races import approximate_races, pace_excuse, races_stand
-    from ..cluster.sim import CLC_TRY_OPS
-    from .deadlock import _unmodelled
+    from .deadlock import _unmodelled, races_stand
+    from .ops.clc import CLC_TRY_OPS
 
     chosen_at = time.perf_counter()
     budget = Budget(amount=timeout, clock=WALL, started=chosen_at)  # --timeout: what the user waits
@@ -122,13 +122,13 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
         if not partitions and result.machine is not None:
             partitions = [t.name for t in result.machine.threads if t.partition != "main"]
             queue.extend(f"starve:{name}" for name in partitions)
-        pace = pace_excuse(result)
+        pace = installed().pace_excuse(result)
         if result.machine is not None and result.machine.hb is not None and races_stand(result):
             before = len(out.races)
             _collect_races(out, result)
             if pace:
                 out.paced.update({(r.first_line, r.second_line): pace for r in out.races[before:]})
-            approx = approximate_races(result)
+            approx = installed().approximate_races(result)
             out.paced.update({(r.first_line, r.second_line): approx[(r.first_line, r.second_line)]
                               for r in out.races[before:] if (r.first_line, r.second_line) in approx})
         if result.deadlocked and out.deadlock is None:
@@ -166,8 +166,6 @@ def races_of(runs: list[RunResult]) -> list[RaceReport]:
 
 
 def _collect_races(out: ExploreResult, result: RunResult) -> None:
-    from ..cluster.races import _crosses  # a race across CTAs is the cluster check's, judged exactly there
-
     machine = result.machine
     names = {t.index: t.name for t in machine.threads}
     known = {(r.first_line, r.second_line) for r in out.races}
@@ -178,12 +176,13 @@ def _collect_races(out: ExploreResult, result: RunResult) -> None:
             continue
         known.add(key)
         tmem = _in_tmem(a.region.storage, machine)
+        # A race across CTAs (`ext.crosses`) is the cluster check's, judged exactly there.
         out.races.append(RaceReport(
             first_line=a.op.line, first_op=a.op.name, first_kind=a.kind, first_partition=_who(a.thread, names, machine),
             second_line=b.op.line, second_op=b.op.name, second_kind=b.kind, second_partition=_who(b.thread, names, machine),
             storage=_storage_name(a.region.storage, machine), columns=(max(a.region.lo, b.region.lo), min(a.region.hi, b.region.hi)),
             policy=result.policy, tmem=tmem,
-            aliased=tmem and not _crosses(machine, race) and ((a.region.lo, a.region.hi) != (b.region.lo, b.region.hi)
+            aliased=tmem and not machine.ext.crosses(machine, race) and ((a.region.lo, a.region.hi) != (b.region.lo, b.region.hi)
                                                              or _aliased_tmem(a.region.storage, machine))))
 
 
@@ -275,7 +274,7 @@ def race_findings(races: list[RaceReport]):
     both `check` (`verdicts.run_races`, on its own schedules) and `explore` make them. A race
     first seen on a schedule `check` does not run (a starved partition, a random one) says so."""
     from ..model.findings import Kind, Severity, finding
-    from ..rules.tma_store import TMA_STORE_OPS
+    from .ops.tma import TMA_STORE_OPS
 
     out = []
     for r in races:

@@ -20,7 +20,6 @@ from .budget import WORK, as_deadline
 # Steps a run costs the budget before its first operation (building the machine, starting the
 # partitions): a search of many short runs spends its budget too.
 RUN_COST = 256
-from ..cluster.sim import unequal_work
 from .machine import BoundReached, Join, Machine, Params, SimulationError, Step, Thread, Wait
 
 
@@ -388,7 +387,8 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
         params = replace(base, int_args=value, arg_values=())
         result = run(function, params, "favorable", stop_trips=min_trips, deadline=deadline)
         chosen = params
-        if result.deadlocked and result.machine is not None and unequal_work(result.machine, _blocked(result.machine)):
+        if result.deadlocked and result.machine is not None and result.machine.ext.unequal_work(result.machine,
+                                                                                        _blocked(result.machine)):
             continue  # a launch where one CTA of a cluster runs out of work first tests nothing: larger
         if result.deadlocked and result.machine is not None and _ran_empty(result.machine, function):
             # A hang at a launch where a barrier loop runs no iteration (a sequence shorter than
