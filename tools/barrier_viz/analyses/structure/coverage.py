@@ -48,7 +48,7 @@ from ...facts.values import OpResult
 from ...ir.model import BlockArgument, Operation
 from ...ir.vocab import LOOP_OPS
 from ..model.findings import Finding, Kind, Severity, finding
-from ..rules.static_checks import following_in_iteration
+from ..program.order import following_in_iteration
 
 MMA_OPS = frozenset({"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"})
 TMEM_ALLOC = "ttng.tmem_alloc"

@@ -75,7 +75,7 @@ from ...facts.partitions import module_warps
 from ...facts.roles import assign_roles
 from ...ir.model import Operation
 from ...ir.vocab import LOOP_OPS
-from ..rules.static_checks import following_in_iteration, preceding_in_iteration
+from ..program.order import following_in_iteration, preceding_in_iteration
 
 MAIN = "main"
 ARRIVES = ARRIVE_ROLES
