@@ -17,6 +17,7 @@ from typing import Annotated, Callable, Optional
 import typer
 
 from . import __version__
+from .commands.explain_cmd import explain as explain_command
 from .errors import InputError
 
 try:  # typer >= 0.20 vendors click
@@ -872,6 +873,9 @@ def mcp_cmd(
         serve_stdio(roots)
 
     _run(debug, body)
+
+
+app.command("explain")(explain_command)
 
 
 # Commands added by later work go above this line, each a thin function like `ops`:

@@ -20,7 +20,7 @@ KIND_DOCS = (
         "occupies that shared memory.",
         "// CTA 1, after the last \"no more tiles\" answer\n"
         "%r = ttng.map_to_remote_buffer %bar_empty, %c0\n"
-        "ttng.arrive_barrier %r, 1                 // CTA 0 may already have returned\n"
+        "ttng.arrive_barrier %r, 1                 // CTA 0 may already have returned",
         "Make the target CTA wait for that arrival (or sync the cluster) before it exits.",
         (Severity.error, Severity.warning, Severity.info),
         "An error (outcome: wrong results); a warning (`Possible, not judged`) when the access "

@@ -22,7 +22,8 @@ from .findings import Finding, Kind, Severity
 @dataclass(frozen=True)
 class KindDoc:
     """One finding kind, explained: `summary` is one line; `what`, `why` and `example` are
-    short paragraphs ("What it does", "Why is this bad?", "Example"); `severities` lists every
+    short paragraphs ("What it does", "Why is this bad?", "Example" of IR, and the `fix` a kernel
+    engineer makes); `severities` lists every
     severity a finding of the kind may carry, and `policy` says when which."""
 
     kind: Kind
@@ -30,12 +31,13 @@ class KindDoc:
     what: str
     why: str
     example: str
+    fix: str
     severities: tuple[Severity, ...]
     policy: str
 
     def as_dict(self) -> dict:
         return {"kind": self.kind.value, "summary": self.summary, "what_it_does": self.what,
-                "why_is_this_bad": self.why, "example": self.example,
+                "why_is_this_bad": self.why, "example": self.example, "fix": self.fix,
                 "severities": [s.value for s in self.severities], "severity_policy": self.policy}
 
 
@@ -72,6 +74,7 @@ LIMIT_DOCS = (
         "a silent \"clean\" that nobody checked.",
         "A `barrier_expect` whose bytes come from a copy through a descriptor of unknown shape: "
         "`expect-bytes not checked for barrier_expect at line(s) 88 (...)`.",
+        "Nothing to fix in the kernel; the note says what was not checked and why.",
         (Severity.info,), "Always info (outcome `not judged`)."),
     KindDoc(
         Kind.LIMIT_NOT_JUDGED,
@@ -82,7 +85,8 @@ LIMIT_DOCS = (
         "No hang was ruled out there. Reading \"0 errors\" as clean would be the worst answer; "
         "`check` exits 4 (not judged) instead of 0.",
         "A loop `scf.for %i = %c0 to %K` whose bound is a runtime argument in one partition and a "
-        "constant in another: fix the launch with `--args K=4096` and the run can be judged.",
+        "constant in another.",
+        "Fix the launch with `--args K=4096` (or `--pid`, `--load`) so the run can be judged.",
         (Severity.warning,), "Always a warning (outcome `not judged`); it makes the verdict `not judged`."),
     KindDoc(
         Kind.LIMIT_UNRESOLVED_VALUE,
@@ -94,5 +98,6 @@ LIMIT_DOCS = (
         "says nothing about the kernel. Fix the IR first.",
         "`%bar` used at line 40 but defined at line 52: a deadlock found through that wait becomes "
         "`not judged: the deadlock.no_producer error at lines 40 ... depends on a value ...`.",
+        "Fix the IR (every value defined once, before its uses) and rerun.",
         (Severity.info,), "Always info (outcome `not judged`); it makes the verdict `not judged`."),
 )

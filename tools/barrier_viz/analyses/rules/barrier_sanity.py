@@ -100,7 +100,7 @@ RULE = Rule("barrier_sanity", __name__, barrier_sanity, docs=(
         "The pending-arrival counter is 20 bits: 0 or -1 become a count no set of arrivals brings "
         "back to zero, so the first wait on the barrier never returns. The simulator cannot see "
         "it (such a slot would complete at once), so the rule says it.",
-        "ttng.init_barrier %bar, 0                 // count 0\n"
+        "ttng.init_barrier %bar, 0                 // count 0",
         "Initialise with the number of arrivals per phase (at least 1).",
         (Severity.error,), "An error; its outcome is the one stated in the evidence (hang)."),
     KindDoc(
@@ -110,7 +110,7 @@ RULE = Rule("barrier_sanity", __name__, barrier_sanity, docs=(
         "that barrier.",
         "A phase completes after `count` arrivals. Unless some thread arrives several times per "
         "phase (a loop of arrivals between two waits), the phase never completes: a hang.",
-        "ttng.init_barrier %bar, 512               // 4 warps x 32 threads arrive once each: 128\n"
+        "ttng.init_barrier %bar, 512               // 4 warps x 32 threads arrive once each: 128",
         "Set the count to the arrivals one phase really gets.",
         (Severity.warning,), "A warning (the repeated arrival is possible); the outcome in the evidence is a hang."),
     KindDoc(
@@ -119,7 +119,7 @@ RULE = Rule("barrier_sanity", __name__, barrier_sanity, docs=(
         "Finds a `barrier_expect` of zero bytes on a barrier with no copy completing transactions on it.",
         "Nothing is wrong: it is an arrival written as an expect. With copies on the barrier, "
         "`expect.bytes_mismatch` reports the missing bytes as an error instead.",
-        "ttng.barrier_expect %bar, 0, %true        // an arrive in disguise\n"
+        "ttng.barrier_expect %bar, 0, %true        // an arrive in disguise",
         "Write `ttng.arrive_barrier %bar, 1` if an arrival is meant.",
         (Severity.info,), "Info; the outcome in the evidence is harmless."),
 ))

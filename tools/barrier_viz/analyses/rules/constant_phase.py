@@ -114,6 +114,6 @@ RULE = Rule("constant_phase", __name__, constant_phase, docs=(KindDoc(
     "scf.for %i = %c0 to %n step %c1 {\n"
     "  ttng.wait_barrier %full, %c0_i32        // parity 0 in every iteration\n"
     "  ...\n"
-    "}\n"
+    "}",
     "Use the loop's use counter: `%ph = ((%i / depth) & 1)`, inverted for the producer's acquire.",
     (Severity.error,), "Always an error (outcome: hang or wrong results, depending on timing)."),))

@@ -26,7 +26,7 @@ RULE = Rule("coverage_rows", __name__, coverage_findings, also_emits=(Kind.MODEL
         "yet done (a softmax reading `alpha` or `m_ij`) sees the next tile's values. The missing "
         "barrier is an absent back-edge, invisible to arrive/wait balancing.",
         "%qk = ttng.tmem_alloc ...                 // alpha packed into spare columns of %qk\n"
-        "ttng.tc_gen5_mma %q, %k, %qk, %false ...  // overwrites alpha; no wait on its reader's release\n"
+        "ttng.tc_gen5_mma %q, %k, %qk, %false ...  // overwrites alpha; no wait on its reader's release",
         "In the writer's partition, wait on the range's release at the reader's loop level.",
         (Severity.error, Severity.warning, Severity.info),
         "An error; a warning when the range is ordered today only incidentally (through another "
@@ -43,18 +43,18 @@ RULE = Rule("coverage_rows", __name__, coverage_findings, also_emits=(Kind.MODEL
         "// partition A, each tile\n"
         "ttng.tmem_store %zeros, %acc\n"
         "// partition B, each tile\n"
-        "ttng.tc_gen5_mma %a, %b, %acc, %first ...  // useD = false on the first k-step\n"
+        "ttng.tc_gen5_mma %a, %b, %acc, %first ...  // useD = false on the first k-step",
         "Drop the zero store; the first MMA of each tile initialises the accumulator.",
-        (Severity.error, Severity.warning, Severity.info),
+        (Severity.error, Severity.warning),
         "An error when the store is unordered with the MMA; a warning (outcome: harmless) when it "
-        "is ordered before it; info when `check` demotes it."),
+        "is ordered before it."),
     KindDoc(
         Kind.BUFFER_SINGLE_COPY,
         "A buffer with a single copy crosses partitions: producer and consumer serialize.",
         "Finds a shared buffer (`buffer.copy = 1`) written in one partition and read in another.",
         "Not a bug: the producer must wait for every release before refilling it, so the two "
         "partitions take turns instead of overlapping (no pipelining).",
-        "%buf = ttg.local_alloc {buffer.copy = 1 : i32, buffer.id = 3 : i32}\n"
+        "%buf = ttg.local_alloc {buffer.copy = 1 : i32, buffer.id = 3 : i32}",
         "Give the buffer two or more copies if the partitions should overlap.",
         (Severity.info,), "Always info (harmless)."),
     KindDoc(
@@ -68,5 +68,6 @@ RULE = Rule("coverage_rows", __name__, coverage_findings, also_emits=(Kind.MODEL
         "scf.for ... iter_args(%tok = %alloc_tok) {  // each tile restarts from the allocation's token\n"
         "  ...\n"
         "}",
+        "Nothing to fix: the reuse it would stand for is judged by the packed-TMEM rows and `race.missing_acquire`.",
         (Severity.warning,), "Would be a warning (outcome: wrong results); never emitted today."),
 ))

@@ -100,6 +100,6 @@ RULE = Rule("descriptor_reuse", __name__, tensormap_rewrites, docs=(KindDoc(
     "scf.for %g = ... {\n"
     "  ttng.tensormap_create %scratch, ...      // next problem's descriptor\n"
     "  ttng.async_tma_copy_global_to_local %desc ... %slot, %full\n"
-    "}                                          // no wait on %full before the next tensormap_create\n"
+    "}                                          // no wait on %full before the next tensormap_create",
     "Wait on the copies' barrier (or `async_tma_store_wait` for stores) before rewriting.",
     (Severity.error,), "Always an error (outcome: wrong results)."),))

@@ -165,6 +165,6 @@ RULE = Rule("early_release", __name__, early_releases, docs=(KindDoc(
     "tile's data (an H200 Gluon GEMM computed wrong values this way).",
     "%acc = ttng.warp_group_dot %slot, %b, %acc {isAsync = true}\n"
     "ttng.arrive_barrier %empty, 1              // too early: the wgmma still reads %slot\n"
-    "ttng.warp_group_dot_wait %acc {pendings = 0}\n"
+    "ttng.warp_group_dot_wait %acc {pendings = 0}",
     "Move the arrive after the wait that retires the wgmma (after the `local_load`).",
     (Severity.error,), "Always an error (outcome: wrong results)."),))

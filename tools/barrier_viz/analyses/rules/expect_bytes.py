@@ -65,8 +65,8 @@ RULE = Rule("expect_bytes", __name__, expect_mismatches, also_emits=(Kind.MODEL_
     "(a read of a half-filled tile).",
     "ttng.barrier_expect %full, 16384          // but the two copies below bring 2 x 16384 bytes\n"
     "ttng.async_tma_copy_global_to_local %descA ... %a, %full\n"
-    "ttng.async_tma_copy_global_to_local %descB ... %b, %full\n"
+    "ttng.async_tma_copy_global_to_local %descB ... %b, %full",
     "Expect the sum of the bytes of every copy that signals the barrier (32768).",
-    (Severity.error, Severity.info),
-    "An error (outcome: hang); info when `check` demotes it (a launch the IR excludes). Expects "
-    "whose copies cannot be counted get a `model.limit` note instead."),))
+    (Severity.error,),
+    "Always an error (outcome: hang); a run that hangs on it attaches its schedule as the witness. "
+    "Expects whose copies cannot be counted get a `model.limit` note instead."),))

@@ -234,7 +234,7 @@ RULE = Rule("explanations", __name__, explanation_findings, reads_findings=True,
         "guard: the finding becomes the race it allows (`race.unsynchronized_read` or "
         "`race.missing_acquire`), or a hang when a wait on the same barrier gets no arrival its "
         "slot could meet.",
-        "ttng.arrive_barrier %empty, 1             // no partition waits on %empty\n"
+        "ttng.arrive_barrier %empty, 1             // no partition waits on %empty",
         "Add the producer's wait on %empty before its refill, or drop the arrive if another barrier orders it.",
         (Severity.warning, Severity.info),
         "Info when harmless; a warning (outcome: hang) when a wait on the barrier starves."),
@@ -245,7 +245,7 @@ RULE = Rule("explanations", __name__, explanation_findings, reads_findings=True,
         "Nothing is wrong at run time; it is dead code (often a channel a pass made and then "
         "bypassed) that costs shared memory and makes the barrier table harder to read.",
         "%bar = ttg.local_alloc ...\n"
-        "ttng.init_barrier %bar, 1                 // and nothing else uses %bar\n"
+        "ttng.init_barrier %bar, 1                 // and nothing else uses %bar",
         "Remove the allocation and its init.",
         (Severity.info,), "Always info (harmless)."),
 ))

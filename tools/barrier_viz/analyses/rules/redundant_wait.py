@@ -72,5 +72,6 @@ RULE = Rule("redundant_wait", __name__, redundant_waits, docs=(KindDoc(
     "poll and hides which wait actually orders the data; the inverted form is the correct "
     "\"redundant acquire\" pattern.",
     "ttng.wait_barrier %full, %ph\n"
-    "ttng.wait_barrier %full, %ph              // passes at once: drop it",
+    "ttng.wait_barrier %full, %ph              // passes at once",
+    "Drop the second wait.",
     (Severity.info,), "Always info (harmless)."),))

@@ -366,6 +366,6 @@ RULE = Rule("release_order", __name__, use_after_release, docs=(KindDoc(
     "arrive can see the next tile's data or have its own store clobbered: wrong results (the TLX "
     "FA forward epilogue read `m` from the QK tile after arriving on `qk_empties`).",
     "ttng.arrive_barrier %qk_empty, 1\n"
-    "%m = ttng.tmem_load %qk_tile               // after the release\n"
+    "%m = ttng.tmem_load %qk_tile               // after the release",
     "Move the arrive after the last access to the slot.",
     (Severity.error,), "Always an error (outcome: wrong results)."),))

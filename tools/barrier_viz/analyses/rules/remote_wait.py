@@ -93,6 +93,6 @@ RULE = Rule("remote_wait", __name__, remote_waits, docs=(KindDoc(
     "CTA-local address. `mbarrier.try_wait.shared::cta` on a cluster address polls memory that "
     "is not the barrier, so it never sees the phase flip: a hang.",
     "%r = ttng.map_to_remote_buffer %bar, %c1\n"
-    "ttng.wait_barrier %r, %ph                 // forbidden: arrive remote, wait local\n"
+    "ttng.wait_barrier %r, %ph                 // forbidden: arrive remote, wait local",
     "Wait on `%bar` itself; arrive on `%r`.",
     (Severity.error,), "Always an error (outcome: hang)."),))

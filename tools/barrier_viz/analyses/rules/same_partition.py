@@ -90,7 +90,7 @@ RULE = Rule("same_partition", __name__, same_partition_channels, docs=(KindDoc(
     "progress, which hangs if that phase is needed first.",
     "// partition default, in one iteration\n"
     "ttng.arrive_barrier %bar, 1\n"
-    "ttng.wait_barrier %bar, %ph               // satisfied by the line above: orders nothing\n"
+    "ttng.wait_barrier %bar, %ph               // satisfied by the line above: orders nothing",
     "Wait on a barrier the other partition arrives on, or drop the pair.",
     (Severity.warning, Severity.info),
     "Info when an own arrive precedes the wait (a no-op), a warning otherwise; the outcome is "

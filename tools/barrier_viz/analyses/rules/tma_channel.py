@@ -181,7 +181,7 @@ RULE = Rule("tma_channel", __name__, tma_channel_races, docs=(
         "// producer\n"
         "ttng.async_tma_copy_global_to_local %desc ... %slot, %full\n"
         "// consumer: missing `ttng.wait_barrier %full, %ph` before\n"
-        "ttng.warp_group_dot %slot, %b, %acc\n"
+        "ttng.warp_group_dot %slot, %b, %acc",
         "Wait on the slot's full barrier, with the use's parity, before the read.",
         (Severity.error, Severity.warning, Severity.info),
         "An error; a warning when the only evidence is an unpaired arrive whose wait was its guard "
@@ -200,7 +200,7 @@ RULE = Rule("tma_channel", __name__, tma_channel_races, docs=(
         "already gone (a hang).",
         "// producer, every iteration: missing `ttng.wait_barrier %empty, %ph_inv`\n"
         "ttng.async_tma_copy_global_to_local %desc ... %slot, %full\n"
-        "// consumer: reads %slot, then ttng.arrive_barrier %empty\n"
+        "// consumer: reads %slot, then ttng.arrive_barrier %empty",
         "Wait on the empty barrier the readers arrive on (pre-inverted parity) before the copy.",
         (Severity.error, Severity.warning, Severity.info),
         "As `race.unsynchronized_read`; its outcome reads as a hang when the run that shows it "

@@ -351,7 +351,7 @@ RULE = Rule("tma_store", __name__, tma_store_reuses, also_emits=(Kind.MODEL_LIMI
     "scf.for ... {\n"
     "  ttg.local_store %tile, %stage\n"
     "  ttng.async_tma_copy_local_to_global %desc[...] %stage\n"
-    "}                                          // no async_tma_store_wait before the next local_store\n"
+    "}                                          // no async_tma_store_wait before the next local_store",
     "Wait with `async_tma_store_wait {pendings = 0}` (or double-buffer and keep `pendings = 1`).",
     (Severity.error, Severity.warning, Severity.info),
     "An error; a warning when a run's race is not judged; info when `check` demotes it. A store "

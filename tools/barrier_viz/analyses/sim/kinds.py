@@ -10,8 +10,9 @@ from ..model.findings import Kind, Severity
 from ..model.kinds import KindDoc
 
 _POLICY = ("An error (outcome: hang; `hang, or a fault/corruption if the wait passes early` when a wait on a "
-           "TMA-completed barrier passed on a phase nobody produced); info when the simulated launch is one "
-           "the IR excludes (a stated `Not a verdict`).")
+           "TMA-completed barrier passed on a phase nobody produced); a warning when it hangs only at sizes "
+           "that give no program a tile of work (an input point); info when the simulated launch is one the "
+           "IR excludes (a stated `Not a verdict`).")
 
 KIND_DOCS = (
     KindDoc(
@@ -23,9 +24,9 @@ KIND_DOCS = (
         "The phase the wait needs is never produced, so the partition waits forever and the kernel "
         "hangs (usually a dropped or misplaced arrive, or an arrive on another slot).",
         "ttng.wait_barrier %ready, %ph             // default partition\n"
-        "// no partition ever arrives on %ready (the loader's arrive was dropped)\n"
+        "// no partition ever arrives on %ready (the loader's arrive was dropped)",
         "Arrive on the barrier where the data it announces is ready.",
-        (Severity.error, Severity.info), _POLICY),
+        (Severity.error, Severity.warning, Severity.info), _POLICY),
     KindDoc(
         Kind.DEADLOCK_PARITY_CADENCE,
         "Arrivals complete phases at another rate than the waits poll.",
@@ -36,9 +37,9 @@ KIND_DOCS = (
         "completes; too many and the parity comes back to the old value between two polls, so the "
         "waiter misses its phase: the kernel hangs.",
         "ttng.init_barrier %full, 2                // but one arrival per phase\n"
-        "ttng.arrive_barrier %full, 1\n"
+        "ttng.arrive_barrier %full, 1",
         "Initialise with the number of arrivals each phase gets.",
-        (Severity.error, Severity.info), _POLICY),
+        (Severity.error, Severity.warning, Severity.info), _POLICY),
     KindDoc(
         Kind.DEADLOCK_CYCLE,
         "Partitions wait on each other in a cycle.",
@@ -49,7 +50,7 @@ KIND_DOCS = (
         "phases that start on the wrong side).",
         "// producer                          // consumer\n"
         "wait_barrier %empty, %ph             wait_barrier %full, %ph\n"
-        "arrive ... %full                     arrive_barrier %empty\n"
+        "arrive ... %full                     arrive_barrier %empty",
         "Start the producer's empty-wait on the pre-inverted parity so the first fill can proceed.",
-        (Severity.error, Severity.info), _POLICY),
+        (Severity.error, Severity.warning, Severity.info), _POLICY),
 )
