@@ -22,6 +22,7 @@ from .rules.registry import run_rules
 from .sim.deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
 from .sim.explore import tmem_not_judged
 
+
 @dataclass
 class CheckResult:
     findings: list[Finding]
