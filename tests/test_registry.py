@@ -90,7 +90,7 @@ def test_explain_prints_each_kinds_doc() -> None:
 def test_explain_without_a_kind_lists_every_kind_with_its_summary() -> None:
     r = run_cli("explain")
     assert r.exit_code == 0
-    listed = [line.split()[0] for line in r.stdout.splitlines() if line.startswith("  ")]
+    listed = [m[1] for line in r.stdout.splitlines() if (m := re.match(r"^  (\S+)", line))]
     assert listed == KIND_VALUES
     doc = run_cli("explain", "--format", "json").json()
     assert list(doc)[:2] == ["schema", "input"] and doc["schema"] == "barrier-viz/explain/v1"

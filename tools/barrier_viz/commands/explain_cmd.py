@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import sys
+import textwrap
 from enum import Enum
 from typing import Annotated, Optional
 
@@ -37,20 +38,27 @@ def explain_document(kind: str | None) -> dict:
     return {"schema": SCHEMA, "input": {"kind": kind}, "kinds": kinds}
 
 
-def render_explain_text(doc: dict) -> str:
-    """One kind: its doc as Markdown-ish sections. Every kind: `kind  summary` lines."""
+def render_explain_text(doc: dict, width: int = 200) -> str:
+    """One kind: its doc as Markdown-ish sections, prose wrapped at `width` between words, the
+    example's IR lines never. Every kind: `kind  summary` lines."""
+    def prose(text: str) -> list[str]:
+        return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
+
     if doc["input"]["kind"] is None:
-        width = max(len(k["kind"]) for k in doc["kinds"])
-        head = "Finding kinds (`barrier-viz explain KIND` for one):"
-        return "\n".join([head, ""] + [f"  {k['kind']:<{width}}  {k['summary']}" for k in doc["kinds"]]) + "\n"
+        pad = max(len(k["kind"]) for k in doc["kinds"]) + 4
+        out = ["Finding kinds (`barrier-viz explain KIND` for one):", ""]
+        for k in doc["kinds"]:
+            out += textwrap.wrap(f"  {k['kind']:<{pad - 4}}  {k['summary']}", max(width, pad + 20),
+                                 subsequent_indent=" " * pad, break_long_words=False, break_on_hyphens=False)
+        return "\n".join(out) + "\n"
     k = doc["kinds"][0]
-    out = [f"# {k['kind']}", "", k["summary"], "",
-           "## What it does", "", k["what_it_does"], "",
-           "## Why is this bad?", "", k["why_is_this_bad"], "",
-           "## Example", "", *("    " + line for line in k["example"].split("\n")), "", k["fix"], "",
-           "## Severity", "", f"{', '.join(k['severities'])}: {k['severity_policy']}"]
+    out = [f"# {k['kind']}", "", *prose(k["summary"]), "",
+           "## What it does", "", *prose(k["what_it_does"]), "",
+           "## Why is this bad?", "", *prose(k["why_is_this_bad"]), "",
+           "## Example", "", *("    " + line for line in k["example"].split("\n")), "", *prose(k["fix"]), "",
+           "## Severity", "", *prose(f"{', '.join(k['severities'])}: {k['severity_policy']}")]
     if k["rules"]:
-        out += ["", "Rules: " + ", ".join(f"`{m}`" for m in k["rules"])]
+        out += ["", *prose("Rules: " + ", ".join(f"`{m}`" for m in k["rules"]))]
     return "\n".join(out) + "\n"
 
 
@@ -86,5 +94,7 @@ def explain(
     if format is ExplainFormat.json:
         sys.stdout.write(json.dumps(doc, indent=1) + "\n")
     else:
-        sys.stdout.write(render_explain_text(doc))
+        from ..render.console import console
+
+        sys.stdout.write(render_explain_text(doc, console().width))
     return 0
