@@ -13,9 +13,9 @@ answers with the ordering facts that decide it:
   simulated schedule shows the two accesses unordered), a hang (warning) when a wait on the same
   barrier gets no arrival its slots could meet.
 * `barrier.unused`: allocated and initialised, never waited on or arrived on: harmless.
-* `channel.same_partition` (raised by `rules/same_partition.py`) gets its consequence here: whether that
-  wait is the only guard of an access another partition makes to what its partition touches
-  after it.
+* `channel.same_partition` (raised by `same_partition.py`) gets its consequence here: whether
+  that wait is the only guard of an access another partition makes to what its partition
+  touches after it.
 
 The chains come from the coverage analysis's happens-before search (`_Coverage.happens_before`),
 the same one the coverage tables use, so an explanation never disagrees with those tables.
