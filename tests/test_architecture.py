@@ -7,9 +7,9 @@ here one convenient function-local import at a time, so the import graph counts 
 the fix is a protocol or a model module below both). A module over 600 lines must say in its
 docstring, in a paragraph starting with the marker below, why it has to be one piece.
 
-The `KNOWN_*` sets list what other branches of the same refactor fix (the interpreter core, the
-rules and the program-order helpers): they are emptied when those branches are merged. A name
-in them that no longer offends fails the test, so the sets cannot go stale.
+The packages of `analyses/` are layered (its `__init__` docstring): a package imports only the
+packages before it, so the folder reads bottom-up and a new module's place is decided by what it
+needs.
 """
 
 from __future__ import annotations
@@ -22,20 +22,8 @@ ANALYSES = TOOLS / "barrier_viz" / "analyses"
 MAX_LINES = 600
 ONE_PIECE = "One piece:"  # starts the docstring paragraph that says why a long module is not split
 
-# Circles, long modules and undocumented packages that the other branches of issue 27 remove
-# (i27sim: sim/, cluster/; i27rules: rules/, program/, model/). Emptied after their merge.
-KNOWN_CIRCLE_MODULES_OWNED_ELSEWHERE: frozenset[str] = frozenset({
-    "barrier_viz.analyses.sim.machine", "barrier_viz.analyses.sim.schedule", "barrier_viz.analyses.sim.deadlock",
-    "barrier_viz.analyses.sim.explore", "barrier_viz.analyses.cluster.sim", "barrier_viz.analyses.cluster.remote_exit",
-    "barrier_viz.analyses.cluster.races", "barrier_viz.analyses.program.predicates",
-    "barrier_viz.analyses.rules.static_checks", "barrier_viz.analyses.rules.early_release",
-    "barrier_viz.analyses.rules.silent_readers", "barrier_viz.analyses.rules.tma_store",
-})
-KNOWN_LONG_MODULES_OWNED_ELSEWHERE: frozenset[str] = frozenset({"barrier_viz/analyses/sim/machine.py"})
-KNOWN_UNDOCUMENTED_PACKAGES_OWNED_ELSEWHERE: frozenset[str] = frozenset({
-    "barrier_viz.analyses.model", "barrier_viz.analyses.program", "barrier_viz.analyses.sim",
-    "barrier_viz.analyses.cluster", "barrier_viz.analyses.rules",
-})
+# analyses/ packages, lowest first: each may import only those before it (and nothing above).
+LAYERS = ("model", "program", "symbolic", "sim", "cluster", "launch", "structure", "rules", "verdicts", "diff")
 
 
 def _modules(root: Path) -> dict[str, Path]:
@@ -126,12 +114,22 @@ def _docstring(path: Path) -> str:
 
 def test_no_import_circle_between_files() -> None:
     found = circles(import_graph(TOOLS))
-    in_circles = {m for c in found for m in c}
-    ours = [c for c in found if not set(c) <= KNOWN_CIRCLE_MODULES_OWNED_ELSEWHERE]
-    assert not ours, "import circles (a module below both, a protocol or a registry breaks them):\n" + \
-        "\n".join(" <-> ".join(c) for c in ours)
-    stale = KNOWN_CIRCLE_MODULES_OWNED_ELSEWHERE - in_circles
-    assert not stale, f"no longer in a circle, remove from KNOWN_CIRCLE_MODULES_OWNED_ELSEWHERE: {sorted(stale)}"
+    assert not found, "import circles (a module below both, a protocol or a registry breaks them):\n" + \
+        "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_analysis_packages_import_only_the_layers_below() -> None:
+    """`model < program < symbolic < sim < cluster < launch < structure < rules < verdicts < diff`.
+    The interpreter never reaching into the cluster model or a rule is what lets each be read alone."""
+    def layer(module: str) -> int | None:
+        parts = module.split(".")
+        if parts[:2] != ["barrier_viz", "analyses"] or len(parts) < 3:
+            return None
+        return LAYERS.index(parts[2]) if parts[2] in LAYERS else None
+
+    upward = sorted(f"{a} -> {b}" for a, targets in import_graph(TOOLS).items() for b in targets
+                    if (la := layer(a)) is not None and (lb := layer(b)) is not None and lb > la)
+    assert not upward, "imports from a lower analyses package into a higher one:\n" + "\n".join(upward)
 
 
 def test_the_circle_finder_sees_function_local_and_type_checking_imports(tmp_path: Path) -> None:
@@ -154,19 +152,13 @@ def test_no_module_over_600_lines_without_its_reason() -> None:
     long = {str(p.relative_to(TOOLS)): n for p in sorted(TOOLS.rglob("*.py"))
             if (n := len(p.read_text().splitlines())) > MAX_LINES}
     unexplained = {p: n for p, n in long.items()
-                   if p not in KNOWN_LONG_MODULES_OWNED_ELSEWHERE
-                   and not any(par.lstrip().startswith(ONE_PIECE) for par in _docstring(TOOLS / p).split("\n\n"))}
+                   if not any(par.lstrip().startswith(ONE_PIECE) for par in _docstring(TOOLS / p).split("\n\n"))}
     assert not unexplained, (f"modules over {MAX_LINES} lines: split them by concept, or say why they are one "
                              f"piece in a docstring paragraph starting {ONE_PIECE!r}: {unexplained}")
-    stale = KNOWN_LONG_MODULES_OWNED_ELSEWHERE - set(long)
-    assert not stale, f"no longer over {MAX_LINES} lines, remove from KNOWN_LONG_MODULES_OWNED_ELSEWHERE: {sorted(stale)}"
 
 
 def test_every_analysis_package_says_what_it_owns() -> None:
     packages = {".".join(p.parent.relative_to(TOOLS).parts): p for p in sorted(ANALYSES.rglob("__init__.py"))}
     assert "barrier_viz.analyses.structure" in packages and "barrier_viz.analyses.launch" in packages
     bare = sorted(name for name, path in packages.items() if not _docstring(path).strip())
-    ours = [name for name in bare if name not in KNOWN_UNDOCUMENTED_PACKAGES_OWNED_ELSEWHERE]
-    assert not ours, f"packages without an __init__ docstring (what it owns, what it may import): {ours}"
-    stale = KNOWN_UNDOCUMENTED_PACKAGES_OWNED_ELSEWHERE - set(bare)
-    assert not stale, f"documented now, remove from KNOWN_UNDOCUMENTED_PACKAGES_OWNED_ELSEWHERE: {sorted(stale)}"
+    assert not bare, f"packages without an __init__ docstring (what it owns, what it may import): {bare}"

@@ -21,6 +21,7 @@ import typer
 from .cli_common import (AuditFormat, DebugOpt, DiffFormat, Format, FormatOpt, FuncOpt, GraphFormat, InputArg,
                          OpsFormat, ReportFormat, StrictOpt, UnitOpt, _OneLineUsageErrors, _emit, _fail,
                          _install_process_guards, _output_folder, _report_warnings, _run, _section, _version)
+from .commands.explain_cmd import explain as explain_command
 from .errors import InputError
 
 
@@ -562,6 +563,9 @@ def mcp_cmd(
         serve_stdio(roots)
 
     _run(debug, body)
+
+
+app.command("explain")(explain_command)
 
 
 # Commands added by later work go above this line, each a thin function like `ops`:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ...facts.values import BlockArgument, OpResult
 from ...ir.model import Operation
+from .order import varies_in
 
 ALWAYS, NEVER, FIRST, AFTER_FIRST, INVARIANT, VARIES = "always", "never", "first", "after_first", "invariant", "varies"
 _NEGATE = {ALWAYS: NEVER, NEVER: ALWAYS, FIRST: AFTER_FIRST, AFTER_FIRST: FIRST, INVARIANT: INVARIANT, VARIES: VARIES}
@@ -193,6 +194,4 @@ def _same_value(analysis, a: str, at_a: Operation, b: str, at_b: Operation) -> b
 
 
 def _varies(analysis, name: str, at: Operation, loop: Operation) -> bool:
-    from ..rules.static_checks import _varies_in  # the rules' own "does it change per iteration" walk
-
-    return _varies_in(name, at, loop, analysis)
+    return varies_in(name, at, loop, analysis)

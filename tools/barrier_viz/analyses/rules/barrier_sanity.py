@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ...facts.barriers import BarrierKind, Role
 from ..model.findings import Finding, Kind, Severity, finding
+from ..model.kinds import KindDoc, Rule
 
 PTX_MAX_COUNT = (1 << 20) - 1
 THREADS_PER_WARP = 32
@@ -89,3 +90,36 @@ def _cluster_threads(analysis) -> int | None:
     if warps == 0:
         return None
     return warps * THREADS_PER_WARP * _ctas(analysis)
+
+
+RULE = Rule("barrier_sanity", __name__, barrier_sanity, docs=(
+    KindDoc(
+        Kind.BARRIER_INIT_COUNT_INVALID,
+        "init_barrier with a count PTX does not allow (0 or less, or 2^20 or more).",
+        "Finds an `init_barrier` whose arrival count is outside 1 <= count < 2^20.",
+        "The pending-arrival counter is 20 bits: 0 or -1 become a count no set of arrivals brings "
+        "back to zero, so the first wait on the barrier never returns. The simulator cannot see "
+        "it (such a slot would complete at once), so the rule says it.",
+        "ttng.init_barrier %bar, 0                 // count 0",
+        "Initialise with the number of arrivals per phase (at least 1).",
+        (Severity.error,), "An error; its outcome is the one stated in the evidence (hang)."),
+    KindDoc(
+        Kind.BARRIER_COUNT_UNREACHABLE,
+        "A barrier count above what every thread of the cluster can arrive with in one phase.",
+        "Finds an `init_barrier` count larger than threads x the largest per-op arrival count on "
+        "that barrier.",
+        "A phase completes after `count` arrivals. Unless some thread arrives several times per "
+        "phase (a loop of arrivals between two waits), the phase never completes: a hang.",
+        "ttng.init_barrier %bar, 512               // 4 warps x 32 threads arrive once each: 128",
+        "Set the count to the arrivals one phase really gets.",
+        (Severity.warning,), "A warning (the repeated arrival is possible); the outcome in the evidence is a hang."),
+    KindDoc(
+        Kind.EXPECT_ZERO_BYTES,
+        "barrier_expect of 0 bytes on a barrier no TMA copy signals.",
+        "Finds a `barrier_expect` of zero bytes on a barrier with no copy completing transactions on it.",
+        "Nothing is wrong: it is an arrival written as an expect. With copies on the barrier, "
+        "`expect.bytes_mismatch` reports the missing bytes as an error instead.",
+        "ttng.barrier_expect %bar, 0, %true        // an arrive in disguise",
+        "Write `ttng.arrive_barrier %bar, 1` if an arrival is meant.",
+        (Severity.info,), "Info; the outcome in the evidence is harmless."),
+))

@@ -21,7 +21,8 @@ from __future__ import annotations
 from ...facts.values import OpResult, captured_operand
 from ...ir.model import Operation
 from ..model.findings import Finding, Kind, Severity, finding
-from .static_checks import following_in_iteration, innermost_loop, loop_depth, preceding_in_iteration
+from ..model.kinds import KindDoc, Rule
+from ..program.order import following_in_iteration, innermost_loop, loop_depth, preceding_in_iteration
 
 _COPIES = {"ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
            "ttng.async_tma_prefetch", "ttng.async_tma_gather", "ttng.async_tma_scatter",
@@ -86,3 +87,19 @@ def tensormap_rewrites(analysis) -> list[Finding]:
                        "before building the next one."))
     return out
 
+
+RULE = Rule("descriptor_reuse", __name__, tensormap_rewrites, docs=(KindDoc(
+    Kind.RACE_TENSORMAP_REWRITE,
+    "A device-side TMA descriptor is rewritten while copies through it may still be in flight.",
+    "Finds a `tensormap_create` in a loop that rewrites the same scratch descriptor bytes every "
+    "iteration, with no wait of the issuing partition between its last copy through the old "
+    "descriptor and the rewrite.",
+    "TMA copies read the descriptor when the TMA unit executes them, not when they are issued. "
+    "Rewriting it too early sends the previous problem's copies to the next problem's tensor "
+    "(fixed in the TLX grouped GEMM by waiting for the last loads first).",
+    "scf.for %g = ... {\n"
+    "  ttng.tensormap_create %scratch, ...      // next problem's descriptor\n"
+    "  ttng.async_tma_copy_global_to_local %desc ... %slot, %full\n"
+    "}                                          // no wait on %full before the next tensormap_create",
+    "Wait on the copies' barrier (or `async_tma_store_wait` for stores) before rewriting.",
+    (Severity.error,), "Always an error (outcome: wrong results)."),))

@@ -25,7 +25,9 @@ from ...facts.barriers import Role
 from ...ir.model import Operation
 from ...ir.vocab import LOOP_OPS
 from ..model.findings import Finding, Kind, Severity, finding
-from .static_checks import _buf_name, _root, following_in_iteration, loop_depth, preceding_in_iteration
+from ..model.kinds import KindDoc, Rule
+from ..program.operands import buffer_name, traced_root
+from ..program.order import following_in_iteration, loop_depth, preceding_in_iteration
 
 _SYNC_READS = ("ttg.local_load",)
 _ASYNC_READS = ("ttng.warp_group_dot",)
@@ -52,7 +54,7 @@ def early_releases(analysis) -> list[Finding]:
     for op in analysis.ops:
         if op.name != "ttng.async_tma_copy_global_to_local" or pname(op) is None or len(op.positional) < 3:
             continue
-        buf = _root(analysis, op.positional[1], op)
+        buf = traced_root(analysis, op.positional[1], op)
         if buf is None:
             continue
         writers.setdefault(buf, []).append(op)
@@ -67,7 +69,7 @@ def early_releases(analysis) -> list[Finding]:
         for k in ((0,) if r.name in _SYNC_READS else (0, 1)):
             if k >= len(r.positional):
                 continue
-            buf = _root(analysis, r.positional[k], r)
+            buf = traced_root(analysis, r.positional[k], r)
             if buf not in writers or pname(r) in {pname(w) for w in writers[buf]}:
                 continue
             slot = _slot_index(analysis, r.positional[k], r)
@@ -83,7 +85,7 @@ def early_releases(analysis) -> list[Finding]:
                    if r.name in _ASYNC_READS else "it is read after the release")
             out.append(finding(
                 Kind.RACE_EARLY_RELEASE, Severity.error,
-                f"{pname(r)} releases {_buf_name(buf, [(w, None) for w in writers[buf]])} at line {release.line} "
+                f"{pname(r)} releases {buffer_name(buf, [(w, None) for w in writers[buf]])} at line {release.line} "
                 f"while reading it at line {r.line}: {how}, so the producer's TMA copy (line {writers[buf][0].line}) "
                 "can overwrite the slot during the read.",
                 lines=sorted({r.line, release.line, writers[buf][0].line}), partitions=[pname(r)],
@@ -151,3 +153,18 @@ def _release_before_done(read: Operation, released: set, arrives_by_op: dict,
         if arrives_by_op.get(id(p), set()) & released:
             return p
     return None
+
+
+RULE = Rule("early_release", __name__, early_releases, docs=(KindDoc(
+    Kind.RACE_EARLY_RELEASE,
+    "A reader releases a TMA-filled slot before its read of it is done.",
+    "Finds an arrive on the empty barrier of a slot placed before the `local_load` of that slot, "
+    "or before the `warp_group_dot_wait` that retires an asynchronous wgmma reading it.",
+    "The arrive promises the producer that the slot is free. Issued early, it lets the next TMA "
+    "copy overwrite the slot while the read is still going on: the reader computes with the next "
+    "tile's data (an H200 Gluon GEMM computed wrong values this way).",
+    "%acc = ttng.warp_group_dot %slot, %b, %acc {isAsync = true}\n"
+    "ttng.arrive_barrier %empty, 1              // too early: the wgmma still reads %slot\n"
+    "ttng.warp_group_dot_wait %acc {pendings = 0}",
+    "Move the arrive after the wait that retires the wgmma (after the `local_load`).",
+    (Severity.error,), "Always an error (outcome: wrong results)."),))

@@ -13,9 +13,9 @@ answers with the ordering facts that decide it:
   simulated schedule shows the two accesses unordered), a hang (warning) when a wait on the same
   barrier gets no arrival its slots could meet.
 * `barrier.unused`: allocated and initialised, never waited on or arrived on: harmless.
-* `channel.same_partition` (raised by `static_checks`) gets its consequence here: whether that
-  wait is the only guard of an access another partition makes to what its partition touches
-  after it.
+* `channel.same_partition` (raised by `same_partition.py`) gets its consequence here: whether
+  that wait is the only guard of an access another partition makes to what its partition
+  touches after it.
 
 The chains come from the coverage analysis's happens-before search (`_Coverage.happens_before`),
 the same one the coverage tables use, so an explanation never disagrees with those tables.
@@ -27,8 +27,9 @@ from ...facts.barriers import Role
 from ...ir.model import Operation
 from ..structure.coverage import _Coverage, _memory_operands
 from ..model.findings import Finding, Kind, Severity, finding
+from ..model.kinds import KindDoc, Rule
 from ..model.outcome import HANG, HARMLESS, WRONG
-from .static_checks import loop_depth, preceding_in_iteration
+from ..program.order import following_in_iteration, loop_depth, preceding_in_iteration
 
 _QUIET = frozenset({Role.INIT, Role.INVAL})
 _WAITS = frozenset({Role.WAIT, Role.ACQUIRE, Role.GET_ENTER, Role.PUT_ENTER})
@@ -218,6 +219,33 @@ class _Explainer:
 
 
 def _following(op: Operation) -> list[Operation]:
-    from .static_checks import following_in_iteration
-
     return list(following_in_iteration(op))[1:]
+
+
+RULE = Rule("explanations", __name__, explanation_findings, reads_findings=True,
+            also_emits=(Kind.RACE_UNSYNCHRONIZED_READ, Kind.RACE_MISSING_ACQUIRE), docs=(
+    KindDoc(
+        Kind.ARRIVE_UNPAIRED,
+        "An arrive nobody waits for, with what it means for the kernel.",
+        "Finds an arrive on a barrier no wait polls (usually the release of a dropped wait) and "
+        "decides, from the same release-wait chains the coverage tables use, whether every access "
+        "it was meant to order is still ordered some other way.",
+        "Harmless when another chain orders the reuse. Otherwise the dropped wait was the only "
+        "guard: the finding becomes the race it allows (`race.unsynchronized_read` or "
+        "`race.missing_acquire`), or a hang when a wait on the same barrier gets no arrival its "
+        "slot could meet.",
+        "ttng.arrive_barrier %empty, 1             // no partition waits on %empty",
+        "Add the producer's wait on %empty before its refill, or drop the arrive if another barrier orders it.",
+        (Severity.warning, Severity.info),
+        "Info when harmless; a warning (outcome: hang) when a wait on the barrier starves."),
+    KindDoc(
+        Kind.BARRIER_UNUSED,
+        "A barrier allocated and initialised but never waited on or arrived on.",
+        "Finds an mbarrier whose only uses are its allocation, `init_barrier` and `inval_barrier`.",
+        "Nothing is wrong at run time; it is dead code (often a channel a pass made and then "
+        "bypassed) that costs shared memory and makes the barrier table harder to read.",
+        "%bar = ttg.local_alloc ...\n"
+        "ttng.init_barrier %bar, 1                 // and nothing else uses %bar",
+        "Remove the allocation and its init.",
+        (Severity.info,), "Always info (harmless)."),
+))

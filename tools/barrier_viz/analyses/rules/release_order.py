@@ -31,7 +31,8 @@ from ...facts.values import OpResult, captured_operand
 from ...ir.model import Operation
 from ...ir.types import parse_memdesc
 from ..model.findings import Finding, Kind, Severity, finding
-from .static_checks import following_in_iteration, loop_depth, preceding_in_iteration
+from ..model.kinds import KindDoc, Rule
+from ..program.order import following_in_iteration, loop_depth, preceding_in_iteration
 
 # Positional operands an op writes / reads as memory.
 _WRITES = {
@@ -353,3 +354,18 @@ def use_after_release(analysis) -> list[Finding]:
 
 def _label(b, use) -> str:
     return b.name + "".join(f"[{s.constant if s.constant is not None else s.value}]" for s in use.slots)
+
+
+RULE = Rule("release_order", __name__, use_after_release, docs=(KindDoc(
+    Kind.RACE_USE_AFTER_RELEASE,
+    "A partition touches a buffer after it has already released it.",
+    "Finds a read or write of a slot that a partition issues after its `arrive_barrier` on the "
+    "slot's empty barrier (before its next wait), overlapping what the partition that waits on "
+    "that barrier writes next.",
+    "The arrive hands the slot back; the producer may overwrite it at once. An access after the "
+    "arrive can see the next tile's data or have its own store clobbered: wrong results (the TLX "
+    "FA forward epilogue read `m` from the QK tile after arriving on `qk_empties`).",
+    "ttng.arrive_barrier %qk_empty, 1\n"
+    "%m = ttng.tmem_load %qk_tile               // after the release",
+    "Move the arrive after the last access to the slot.",
+    (Severity.error,), "Always an error (outcome: wrong results)."),))

@@ -22,6 +22,7 @@ from __future__ import annotations
 from ...facts.cluster import RankEvaluator, _may_run, cluster_of, remote_view
 from ...ir.model import Operation
 from ..model.findings import Finding, Kind, Severity, finding
+from ..model.kinds import KindDoc, Rule
 
 CLUSTER_MEMORY = "#ttng.shared_cluster_memory"
 WAIT_OPS = frozenset({"ttng.wait_barrier"})
@@ -81,3 +82,17 @@ def remote_waits(analysis) -> list[Finding]:
             suggestion="Wait on the CTA's own barrier (the local view, before map_to_remote_buffer), predicated on "
                        "the CTA that owns it; keep the remote view for arrives."))
     return out
+
+
+RULE = Rule("remote_wait", __name__, remote_waits, docs=(KindDoc(
+    Kind.WAIT_REMOTE_BARRIER,
+    "A wait on an mbarrier through a shared::cluster (peer CTA) view.",
+    "Finds a `wait_barrier` whose barrier operand is a `map_to_remote_buffer` result (or a view "
+    "of one), or has a `#ttng.shared_cluster_memory` type, and names the CTAs that run it.",
+    "A peer CTA may arrive on a barrier, but only its own CTA may wait on it, through its "
+    "CTA-local address. `mbarrier.try_wait.shared::cta` on a cluster address polls memory that "
+    "is not the barrier, so it never sees the phase flip: a hang.",
+    "%r = ttng.map_to_remote_buffer %bar, %c1\n"
+    "ttng.wait_barrier %r, %ph                 // forbidden: arrive remote, wait local",
+    "Wait on `%bar` itself; arrive on `%r`.",
+    (Severity.error,), "Always an error (outcome: hang)."),))

@@ -3,7 +3,7 @@
 
 A TMA refill of a slot must be ordered after every read of the slot by another partition, and
 only the reader can say when its read is over: by arriving on a barrier the producer waits on.
-`static_checks.tma_channel_races` checks readers that arrive on something after the read (the
+`tma_channel.tma_channel_races` checks readers that arrive on something after the read (the
 refill must wait on one of those barriers). This module handles the reader that, in its
 iteration, arrives on nothing after the read: AutoWS FA backward's computation task
 TMA-stores dk from a staging view of the `do` operand SMEM at the end of each tile, and the
@@ -30,7 +30,7 @@ once and has nothing to wait for.
 from __future__ import annotations
 
 from ...ir.model import Operation
-from .static_checks import _same_iteration, loop_depth
+from ..program.order import loop_depth, same_iteration
 
 
 def _at_depth(ops, part: str, depth: int, analysis):
@@ -49,12 +49,12 @@ def unreleased(analysis, copy: Operation, readers: list[tuple[Operation, int]], 
     readers = [(r, min(up, loop_depth(r) - 1)) for r, up in readers]  # a loop, not the whole partition
     part = analysis.partition_name(readers[0][0])
     wpart = analysis.partition_name(copy)
-    released = {k for r, up in readers for o in _at_depth(_same_iteration(r, up), part, loop_depth(r) - up, analysis)
+    released = {k for r, up in readers for o in _at_depth(same_iteration(r, up), part, loop_depth(r) - up, analysis)
                 for k, _ in barrier_of_use.get(id(o), []) if k is not None}
     level = min(loop_depth(r) - up for r, up in readers)
     up_copy = max(0, loop_depth(copy) - level)
     level = loop_depth(copy) - up_copy
-    waits = [o for o in _at_depth(_same_iteration(copy, up_copy), wpart, level, analysis) if waits_by_op.get(id(o))]
+    waits = [o for o in _at_depth(same_iteration(copy, up_copy), wpart, level, analysis) if waits_by_op.get(id(o))]
     if any(k in released for o in waits for k, _ in waits_by_op[id(o)]):
         return None
     return waits

@@ -41,9 +41,10 @@ from ...facts.values import OpResult
 from ...ir.model import Operation
 from ...ir.vocab import LOOP_OPS
 from ..model.findings import Finding, Kind, Severity, finding
-from .static_checks import _root, _same_iteration, _slot_key, following_in_iteration, innermost_loop, loop_depth
+from ..model.kinds import KindDoc, Rule
+from ..program.operands import TMA_STORE_OPS, slot_key, traced_root
+from ..program.order import following_in_iteration, innermost_loop, loop_depth, same_iteration
 
-from ..sim.ops.tma import TMA_STORE_OPS  # the TMA stores: one set, the interpreter's
 _STORE_WAIT = "ttng.async_tma_store_wait"
 _RELEASES = frozenset({Role.ARRIVE, Role.RELEASE})
 _WAITS = frozenset({Role.WAIT, Role.ACQUIRE})
@@ -135,7 +136,7 @@ def _own_rewrites(analysis, store: Operation, src: tuple, released: dict) -> Ite
             continue  # its arrivals follow the retirement of its own store: that store's release
         for b, u in analysis.barriers.uses_at(op):
             if u.role in _RELEASES:
-                released.setdefault((b.id, _slot_key(u)), op)
+                released.setdefault((b.id, slot_key(u)), op)
         at = _WRITES.get(op.name)
         if at is None or at >= len(op.positional):
             continue
@@ -160,11 +161,11 @@ def _released_rewrites(analysis, store: Operation, src: tuple,
         # The writer's acquire on each barrier is its nearest wait on it (before the write in the
         # iteration, else the rotated one after it): farther waits guard other slots or uses.
         nearest: set[str] = set()
-        for p in _same_iteration(w, loop_depth(w)):
+        for p in same_iteration(w, loop_depth(w)):
             waits = [(b, u) for b, u in analysis.barriers.uses_at(p) if u.role in _WAITS and b.id not in nearest]
             nearest.update(b.id for b, _ in waits)
             hit = next((key for b, u in waits for key in released
-                        if key[0] == b.id and _same_slot(key[1], _slot_key(u))), None)
+                        if key[0] == b.id and _same_slot(key[1], slot_key(u))), None)
             if hit is not None:
                 yield w, released[hit]
                 break
@@ -237,7 +238,7 @@ def _retires(analysis, op: Operation, store: Operation, issued: int) -> bool:
 def _view(analysis, name: str, at: Operation) -> tuple | None:
     """(allocation key, slot indices) of a shared-memory operand; a slot is an int when its
     index is a constant, else the SSA name of the index."""
-    key = _root(analysis, name, at)
+    key = traced_root(analysis, name, at)
     if key is None:
         return None
     t = analysis.tracer.trace(name, at)
@@ -335,3 +336,23 @@ def _persistent(analysis, stores: list[Operation]) -> Operation | None:
                                         for n in (site.lb, site.step) for k, _ in variables(n)):
                 return loop
     return None
+
+
+RULE = Rule("tma_store", __name__, tma_store_reuses, also_emits=(Kind.MODEL_LIMIT,), docs=(KindDoc(
+    Kind.RACE_TMA_STORE_REUSE,
+    "A TMA store's SMEM source is rewritten, or the program exits, before a store wait retires it.",
+    "Follows each bulk tensor store (`async_tma_copy_local_to_global`, reduce, scatter) through "
+    "its partition's program order until an `async_tma_store_wait` (or token wait) retires it, "
+    "and reports a write to the same staging view first, or the end of the program. Runs report "
+    "it too (the store is an async reader until its wait).",
+    "The store reads shared memory asynchronously. A rewrite of the staging buffer before the "
+    "wait may send the next tile's data to global memory; at exit, the SMEM goes to the next "
+    "program on the SM while the store still reads it.",
+    "scf.for ... {\n"
+    "  ttg.local_store %tile, %stage\n"
+    "  ttng.async_tma_copy_local_to_global %desc[...] %stage\n"
+    "}                                          // no async_tma_store_wait before the next local_store",
+    "Wait with `async_tma_store_wait {pendings = 0}` (or double-buffer and keep `pendings = 1`).",
+    (Severity.error, Severity.warning, Severity.info),
+    "An error; a warning when a run's race is not judged; info when `check` demotes it. A store "
+    "in flight at the exit of a persistent kernel is a `model.limit` note, not a verdict."),))

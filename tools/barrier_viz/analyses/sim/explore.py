@@ -274,7 +274,7 @@ def race_findings(races: list[RaceReport]):
     both `check` (`verdicts.run_races`, on its own schedules) and `explore` make them. A race
     first seen on a schedule `check` does not run (a starved partition, a random one) says so."""
     from ..model.findings import Kind, Severity, finding
-    from .ops.tma import TMA_STORE_OPS
+    from ..program.operands import TMA_STORE_OPS
 
     out = []
     for r in races:

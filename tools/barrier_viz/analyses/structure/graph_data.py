@@ -9,7 +9,7 @@ from typing import Iterator
 
 from ...facts.barriers import BarrierUse, Mechanism, Role
 from ...ir.model import Operation
-from ..rules.static_checks import following_in_iteration, preceding_in_iteration
+from ..program.order import following_in_iteration, preceding_in_iteration
 from .graph_model import DataRef, WAITS, _Channel
 
 

@@ -12,13 +12,11 @@ from dataclasses import dataclass
 
 from ....ir.model import Operation
 from ....ir.types import memdesc_bytes
+from ...program.operands import TMA_STORE_OPS  # the TMA stores: one set, below the interpreter and the rules
 from ..registry import handles
 from ..state import Ref, Step
 from .common import bracketed_after, need_slot, truthy
 
-# The TMA stores (bulk tensor stores and their reduce / scatter forms): the static store rule
-# (`rules.tma_store`) and the race findings (`explore.race_findings`) name them from here.
-TMA_STORE_OPS = frozenset({"ttng.async_tma_copy_local_to_global", "ttng.async_tma_reduce", "ttng.async_tma_scatter"})
 
 
 @handles("ttng.async_tma_copy_global_to_local", "ttng.async_tma_gather")

@@ -13,7 +13,7 @@ from ....facts.barriers import Barrier, BarrierUse, Role
 from ....facts.values import OpResult
 from ....ir.model import Operation
 from ....ir.vocab import LOOP_OPS
-from ...rules.static_checks import following_in_iteration
+from ...program.order import following_in_iteration
 from .common import (MMA_OPS, _ARRIVES, _BOUNDARY, _Edge, _MAX_SEARCH, _WAITS, _bar_sync_arrives, _before, _depth,
                      _memory_operands, _side)
 
