@@ -7,7 +7,7 @@ layout says which CTA's copy the peer's bytes reach (facts/cga.py); the interpre
 access in the CTA whose memory it touches, so the cross-CTA check (`cluster_races`) runs on CGA IR
 as on per-CTA IR.
 
-CLC is the one exception (analyses/cluster_sim.py, "cross-CTA races in CGA form"): the lowering
+CLC is the one exception (analyses/cluster/sim.py, "cross-CTA races in CGA form"): the lowering
 issues `clc_try_cancel` from CTA 0 for the whole cluster, and a program written for the cluster
 releases the response slot on a barrier that keeps one copy per pair; a CTA of another pair then
 releases into a copy CTA 0 never waits on, and only the pairs' pace orders its read before the next
@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from barrier_viz.analyses.cluster_races import cluster_races
-from barrier_viz.analyses.deadlock import analyse_deadlocks
-from barrier_viz.analyses.input_points import admissible, model_of
-from barrier_viz.analyses.schedule import default_trips
+from barrier_viz.analyses.cluster.races import cluster_races
+from barrier_viz.analyses.sim.deadlock import analyse_deadlocks
+from barrier_viz.analyses.launch.input_points import admissible, model_of
+from barrier_viz.analyses.sim.schedule import default_trips
 from barrier_viz.analyses.verdicts import check
 from barrier_viz.analysis import Analysis
 from barrier_viz.session import select

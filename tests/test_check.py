@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from barrier_viz.analyses.findings import HANG_KINDS
+from barrier_viz.analyses.model.findings import HANG_KINDS
 from barrier_viz.ir.parse import parse_ir
 
 from cli_support import run_cli

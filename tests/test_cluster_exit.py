@@ -1,10 +1,10 @@
 """Two cluster rules for real fork bugs, on hand-written minimal IR of the shapes the TLX CLC
 helpers produce (and on the history cases when the eval cases are present):
 
-* `race.remote_after_exit` (analyses/cluster_exit.py, the fork's 798274bbb): a remote arrive into
+* `race.remote_after_exit` (analyses/cluster/remote_exit.py, the fork's 798274bbb): a remote arrive into
   a CTA that no thread of that CTA waits for any more: the target can exit first, and the
   distributed shared-memory access then faults;
-* `wait.remote_barrier` (analyses/remote_wait.py, the fork's 51dd02098): a wait through a
+* `wait.remote_barrier` (analyses/rules/remote_wait.py, the fork's 51dd02098): a wait through a
   `map_to_remote_buffer` view polls a shared::cluster address with a shared::cta instruction.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from barrier_viz.analyses.cluster_exit import lowering_exit_sync
+from barrier_viz.analyses.cluster.remote_exit import lowering_exit_sync
 from barrier_viz.ir.parse import parse_ir
 
 from cli_support import check_text, run_cli

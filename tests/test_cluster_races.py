@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from barrier_viz.analyses.cluster_races import races_stand, cluster_races
-from barrier_viz.analyses.machine import Params
-from barrier_viz.analyses.schedule import RunResult, run
+from barrier_viz.analyses.cluster.races import races_stand, cluster_races
+from barrier_viz.analyses.sim.machine import Params
+from barrier_viz.analyses.sim.schedule import RunResult, run
 from barrier_viz.ir.parse import parse_ir
 
 from cli_support import check_text, run_cli

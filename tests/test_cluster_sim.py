@@ -1,4 +1,4 @@
-"""Running a CTA cluster (analyses/cluster_sim.py) on hand-written minimal IR of the shapes the
+"""Running a CTA cluster (analyses/cluster/sim.py) on hand-written minimal IR of the shapes the
 TLX cluster tutorials use: a 2-CTA rendezvous through a remote arrive, a B tile multicast by
 both CTAs, a paired (2-CTA) MMA whose leader commits for both. Each test says what the hardware
 does and why the verdict follows."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from barrier_viz.analyses.schedule import choose_params, run
+from barrier_viz.analyses.sim.schedule import choose_params, run
 from barrier_viz.ir.parse import parse_ir
 
 from cli_support import check_text
@@ -264,12 +264,12 @@ def test_a_launch_where_one_cta_runs_out_of_tiles_is_not_judged(tmp_path: Path) 
     host's contract: the run is a `limit`, and the bounds search picks a launch where both CTAs
     have work, on which the kernel completes."""
     fn = _fn(module(PERSISTENT))
-    from barrier_viz.analyses.machine import Params
+    from barrier_viz.analyses.sim.machine import Params
 
     stuck = run(fn, Params(int_args=3), policy="favorable")
     assert stuck.outcome == "deadlock"
-    from barrier_viz.analyses.cluster_sim import unequal_work
-    from barrier_viz.analyses.schedule import _blocked
+    from barrier_viz.analyses.cluster.sim import unequal_work
+    from barrier_viz.analyses.sim.schedule import _blocked
 
     assert "cta1 finished after fewer loop iterations than cta0 (1 against 2)" in unequal_work(stuck.machine, _blocked(stuck.machine))
     doc = check_text(tmp_path, module(PERSISTENT))
@@ -480,7 +480,7 @@ def test_a_paired_tmem_copy_is_the_leaders_for_both_ctas() -> None:
     issues nothing, and the commit after it covers the copy (a tcgen05 agent)."""
     from dataclasses import replace
 
-    from barrier_viz.analyses.machine import Params
+    from barrier_viz.analyses.sim.machine import Params
 
     fn = _fn(tmem_copy_kernel())
     params = choose_params(fn, Params())

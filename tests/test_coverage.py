@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from barrier_viz.analyses.coverage import Coverage, PackedTable, coverage
+from barrier_viz.analyses.structure.coverage import Coverage, PackedTable, coverage
 from barrier_viz.analyses.verdicts import check
 from barrier_viz.analysis import Analysis
 from barrier_viz.facts.barriers import BarrierKind, Role

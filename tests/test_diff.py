@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from barrier_viz.analyses.sync_diff import NO_CHANGE, diff_models
+from barrier_viz.analyses.diff.sync_diff import NO_CHANGE, diff_models
 from barrier_viz.analysis import Analysis
 from barrier_viz.commands.diff_cmd import sync_model_of
 from barrier_viz.session import select
@@ -211,7 +211,7 @@ def test_diff_bad_usage_is_one_line_exit_2(tmp_path):
 
 def test_sync_model_uses_one_analysis():
     a = Analysis(select(str(FIXTURE), None, None, require_function=True))
-    from barrier_viz.analyses.sync_model import build_sync_model
+    from barrier_viz.analyses.diff.sync_model import build_sync_model
 
     m = build_sync_model(a)
     assert m["barriers"] and all(b["identity"] for b in m["barriers"])
@@ -226,7 +226,7 @@ def test_eval_code_partition_snapshot_back_edge_removal_is_named(tmp_path):
     of each such edge shows as that wait removed and that backward edge removed."""
     import gzip
 
-    from barrier_viz.analyses.coverage import coverage
+    from barrier_viz.analyses.structure.coverage import coverage
 
     snap = tmp_path / "snapshot.mlir"
     snap.write_bytes(gzip.decompress(EVAL_CP.read_bytes()))

@@ -1,4 +1,4 @@
-"""`race.early_release` (analyses/early_release.py) on a consumer with a peeled last read.
+"""`race.early_release` (analyses/rules/early_release.py) on a consumer with a peeled last read.
 
 Fixture: hand-written `peeled_last_read.ttgir`, the shape of AutoWS FA backward's `Di` channel
 (configs_bwd_persist[0] and [1] of the fork's tutorial at b6180744c): per tile, the consumer

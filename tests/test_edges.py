@@ -137,7 +137,7 @@ def test_eval_config_missing_or_malformed(tmp_path: Path) -> None:
 
 # -- explore's options ---------------------------------------------------------------------------
 def test_explore_help_states_the_default_trips_it_uses() -> None:
-    from barrier_viz.analyses.schedule import OUTER_TRIPS, default_trips
+    from barrier_viz.analyses.sim.schedule import OUTER_TRIPS, default_trips
     from barrier_viz.session import select
 
     help_text = " ".join(run_cli("explore", "--help").stdout.split())

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from barrier_viz.analyses.outcome import HANG_OR_FAULT, OUTCOMES
+from barrier_viz.analyses.model.outcome import HANG_OR_FAULT, OUTCOMES
 from barrier_viz.commands.skill_cmd import skill_files
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Explaining the harmless (analyses/explanations.py), on mutants of the hand-written persistent
+"""Explaining the harmless (analyses/rules/explanations.py), on mutants of the hand-written persistent
 GEMM built through the parser: an arrive nobody waits for whose reuse another wait still orders
 reads as harmless, its mirror image (that other wait dropped too) does not; an allocated,
 initialised, never-used barrier gets an info line; a same-partition wait says whether it is the

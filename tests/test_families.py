@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from barrier_viz.analyses.coverage import coverage
+from barrier_viz.analyses.structure.coverage import coverage
 from barrier_viz.analyses.verdicts import check
 from barrier_viz.analysis import Analysis
 from barrier_viz.session import select

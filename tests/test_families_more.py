@@ -28,7 +28,7 @@ def _errors(path: Path, simulate: bool = True) -> list[str]:
 
 
 def _n_ctx_multiple(path: Path) -> int:
-    from barrier_viz.analyses.input_points import model_of
+    from barrier_viz.analyses.launch.input_points import model_of
 
     model = model_of(Analysis(select(str(path), None, None, require_function=True)))
     return next(a.divisibility for a in model.args if a.name == "N_CTX")

@@ -25,7 +25,7 @@ MODEL_WAS_WRONG = {
     "gluon/_matmul_kernel__BM128_BN128_BK128_st4_cga0_nctas1.ttgir": "completed",
     "gluon/mma_scaled_warp_specialized_kernel__ex04_mxfp8_BM128_BN256_nctas1.ttgir": "completed",
     # A 2-CTA cluster (ttg.cluster-dim-x = 2, num-ctas = 1): B is multicast in halves and the CTAs
-    # rendezvous on cta_bar through remote arrives; run as a cluster (analyses/cluster_sim.py).
+    # rendezvous on cta_bar through remote arrives; run as a cluster (analyses/cluster/sim.py).
     "tlx/matmul_kernel_tlx_ws__BM256_BN128_BK64_NS3_NMG2_ES0_NC2_UWB0_w4s1_cga2x1x1.ttgir": "completed",
     # Paired 2-CTA MMA: the even CTA issues the MMA and commit, which arrive in both CTAs.
     "tlx/grouped_matmul_tlx_kernel__BSM128_BSN256_BSK64_NSB3_NTB2_ES2_NC2_w4s1.ttgir": "completed",

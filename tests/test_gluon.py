@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from barrier_viz.analyses.findings import HANG_KINDS
+from barrier_viz.analyses.model.findings import HANG_KINDS
 from barrier_viz.evals.cases import Case, load_case
 from barrier_viz.evals.mutate import mutants
 from barrier_viz.evals.scoring import Reported, score_case

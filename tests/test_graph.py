@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from barrier_viz.analyses.graph import DependencyGraph, GraphEdge, build_graph
+from barrier_viz.analyses.structure.graph import DependencyGraph, GraphEdge, build_graph
 from barrier_viz.analysis import Analysis
 from barrier_viz.cli import app
 from barrier_viz.commands.graph_cmd import graph_document, render_graph

@@ -18,9 +18,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from barrier_viz.analyses.explore import explore, race_findings
-from barrier_viz.analyses.predicates import AFTER_FIRST, ALWAYS, FIRST, INVARIANT, iteration_runs
-from barrier_viz.analyses.static_checks import innermost_loop
+from barrier_viz.analyses.sim.explore import explore, race_findings
+from barrier_viz.analyses.program.predicates import AFTER_FIRST, ALWAYS, FIRST, INVARIANT, iteration_runs
+from barrier_viz.analyses.program.order import innermost_loop
 from barrier_viz.analyses.verdicts import check
 from barrier_viz.analysis import Analysis
 from barrier_viz.session import select

@@ -112,7 +112,7 @@ def test_dev_zero_on_stdin_is_refused_at_once() -> None:
 def test_a_release_order_rule_costs_each_access_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The rule used to recompute every access of every op after each wait for every arrive
     (arrives x waits x ops): past 120 s on a 436 KB kernel. Now each op's accesses are read once."""
-    from barrier_viz.analyses import release_order
+    from barrier_viz.analyses.rules import release_order
     from barrier_viz.analysis import Analysis
     from barrier_viz.session import select
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from barrier_viz.analyses.descriptor_reuse import tensormap_rewrites
-from barrier_viz.analyses.release_order import use_after_release
+from barrier_viz.analyses.rules.descriptor_reuse import tensormap_rewrites
+from barrier_viz.analyses.rules.release_order import use_after_release
 from barrier_viz.analysis import Analysis
 from barrier_viz.ir.parse import parse_ir
 from barrier_viz.session import select
@@ -91,7 +91,7 @@ def test_use_after_release_on_the_fa_forward_fixes(case, lines):
     assert use_after_release(_analysis(_case_input(case + ".fixed"))) == []
 
 
-# -- b6180744c: a staging reader that releases nothing (analyses/silent_readers.py) ------------------
+# -- b6180744c: a staging reader that releases nothing (analyses/rules/silent_readers.py) ------------------
 STAGING = Path(__file__).parent / "fixtures" / "gemm_staging_persistent.ttgir"
 _STAGED_ARRIVE = "        ttng.arrive_barrier %staged_13, 1 : !ttg.memdesc<1xi64, #shared, #smem, mutable>\n"
 _STAGED_WAIT = "        ttng.wait_barrier %staged_40, %free : !ttg.memdesc<1xi64, #shared, #smem, mutable>\n"
@@ -116,7 +116,7 @@ def _verdicts(path: Path, simulate: bool = True) -> list:
 
 
 def _explore(path: Path):
-    from barrier_viz.analyses.explore import explore
+    from barrier_viz.analyses.sim.explore import explore
 
     return explore(select(str(path), require_function=True).function)
 
@@ -198,8 +198,8 @@ def test_fa_backward_staging_race_seen_by_the_vector_clocks():
     many programs as make two tiles per CTA): on the buggy side the do refill (683) is unordered
     with the dk staging's local_store (939) and TMA store (941), and the v refill (645) with the
     dv staging (917, 919); on the fixed side nothing is unordered."""
-    from barrier_viz.analyses.machine import Params
-    from barrier_viz.analyses.schedule import run
+    from barrier_viz.analyses.sim.machine import Params
+    from barrier_viz.analyses.sim.schedule import run
 
     case = "regression.autows_fa_bwd_persist.b6180744c"
     params = Params(int_args=256, num_programs=65536, track_races=True)

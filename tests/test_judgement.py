@@ -1,4 +1,4 @@
-"""The three answers of `check` (analyses/judgement.py): clean (judged), findings, not judged.
+"""The three answers of `check` (analyses/model/judgement.py): clean (judged), findings, not judged.
 
 "0 errors" reads as clean; when the simulation stopped at a limit it judged nothing about hangs,
 so the headline, the JSON summary, the digest, the exit status and `audit` must say so."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from barrier_viz.analyses.schedule import run
+from barrier_viz.analyses.sim.schedule import run
 from barrier_viz.ir.parse import parse_ir
 
 from cli_support import run_cli
@@ -246,8 +246,8 @@ def test_budget_stops_a_loop_nest_without_barrier_ops(tmp_path: Path) -> None:
     """A partition can run for a long time between two barrier operations (a loop nest with
     none): the step budget is charged inside the interpreter's step loop, so the run stops
     with `bound_reached` and says what it covered instead of running on."""
-    from barrier_viz.analyses.budget import Budget
-    from barrier_viz.analyses.deadlock import analyse_deadlocks
+    from barrier_viz.analyses.sim.budget import Budget
+    from barrier_viz.analyses.sim.deadlock import analyse_deadlocks
 
     loops = ("      %n = arith.constant 1000000000 : i32\n      %one = arith.constant 1 : i32\n"
              "      scf.for %i = %c0 to %n step %one : i32 {\n        %x = arith.addi %i, %one : i32\n      }\n")
@@ -280,8 +280,8 @@ def test_barrier_allocated_per_tile_needs_no_ring_wrap() -> None:
     tile: it completes one phase per tile and never wraps. Demanding that it wrap made the
     bound search escalate the problem size to its largest candidate (the 7-13 s `check` of
     the flattened persistent GEMMs)."""
-    from barrier_viz.analyses.machine import Params
-    from barrier_viz.analyses.schedule import choose_params
+    from barrier_viz.analyses.sim.machine import Params
+    from barrier_viz.analyses.sim.schedule import choose_params
 
     assert choose_params(_fn(PER_TILE), Params(max_steps=60_000), min_trips=2).int_args == 16
 
@@ -309,7 +309,7 @@ def test_explore_timeout_bounds_its_bounds_search_and_runs() -> None:
     """`explore --timeout` is one budget for the whole command: the bounds search and every
     schedule stop inside a long loop nest, and the result says `bound_reached` and why, instead
     of running the loop to its end (what made the causal-attention lit file take 200 s)."""
-    from barrier_viz.analyses.explore import explore
+    from barrier_viz.analyses.sim.explore import explore
 
     loops = ("      %n = arith.constant 1000000000 : i32\n      %one = arith.constant 1 : i32\n"
              "      scf.for %i = %c0 to %n step %one : i32 {\n        %x = arith.addi %i, %one : i32\n      }\n")
@@ -325,7 +325,7 @@ def test_explore_timeout_bounds_its_bounds_search_and_runs() -> None:
 def loaded_trip_kernel(written: bool = False) -> str:
     """The consumer waits 8 times; the producer arrives once per iteration of a loop whose count
     it loads from memory (only it loads it). `written`: the kernel also stores through that
-    pointer, so the load is not an input (analyses.loaded) and its count stays unknown."""
+    pointer, so the load is not an input (analyses.program.loaded) and its count stays unknown."""
     store = "      tt.store %p1, %z : !tt.ptr<i32>\n" if written else ""
     return kernel("%ptr: !tt.ptr<i32>", "%bar, %ptr", one_barrier(),
                   "      %c0 = arith.constant 0 : i32\n      %c1 = arith.constant 1 : i32\n      %c8 = arith.constant 8 : i32\n"
@@ -347,7 +347,7 @@ def test_runtime_trip_count_in_one_partition_only_is_a_limit(tmp_path: Path) -> 
     text = loaded_trip_kernel()
     code, doc = _check(tmp_path, text)
     assert not _deadlocks(doc)
-    # The loaded count is an input (analyses.loaded) only the producer reads: the schedule in
+    # The loaded count is an input (analyses.program.loaded) only the producer reads: the schedule in
     # which the two counts disagree stops at a limit.
     first = next(r for r in doc["simulation"]["runs"] if r["outcome"] != "completed")
     assert first["outcome"] == "limit" and "trip count loaded from memory (ptr[0])" in first["reason"]

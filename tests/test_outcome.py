@@ -1,6 +1,6 @@
 """Every finding carries one headline outcome (hang / wrong results / timing-dependent / harmless).
 
-The outcome is derived in one place (analyses/outcome.py) from the kind and the evidence; these
+The outcome is derived in one place (analyses/model/outcome.py) from the kind and the evidence; these
 tests check it on mutants of the hand-written persistent GEMM (each made by locating the op to
 change through the parser) and that text, JSON and the compact digest all show it.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from barrier_viz.analyses.outcome import EITHER, HANG, HARMLESS, OUTCOMES, WRONG, outcome_of
+from barrier_viz.analyses.model.outcome import EITHER, HANG, HARMLESS, OUTCOMES, WRONG, outcome_of
 
 from cli_support import run_cli
 from test_check import FIXTURE, _ops, _replace_line
@@ -92,7 +92,7 @@ def test_the_witness_schedule_decides_between_hang_and_timing():
 def test_a_stated_limit_is_not_judged_rather_than_harmless():
     """A `model.limit` (an op or a cluster the model does not cover) or an unresolved value says
     nothing about the kernel: calling it harmless would be a verdict the tool cannot give."""
-    from barrier_viz.analyses.outcome import NOT_JUDGED
+    from barrier_viz.analyses.model.outcome import NOT_JUDGED
 
     assert outcome_of("model.limit", "info", {}) == NOT_JUDGED
     assert outcome_of("limit.unresolved_value", "info", {}) == NOT_JUDGED

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from barrier_viz.analyses.phases import phase_report
+from barrier_viz.analyses.structure.phases import phase_report
 from barrier_viz.analysis import Analysis
 from barrier_viz.cli import app
 from barrier_viz.commands.phases_cmd import phases_doc_from_report

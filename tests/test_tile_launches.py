@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from barrier_viz.analyses.input_points import model_of
-from barrier_viz.analyses.trip_counts import Point, observe
+from barrier_viz.analyses.launch.input_points import model_of
+from barrier_viz.analyses.launch.trip_counts import Point, observe
 from barrier_viz.analysis import Analysis
 from barrier_viz.session import select
 

@@ -133,7 +133,7 @@ def _expect(label: str, stem: str, m: dict | None, handwritten: bool, cluster: b
 
 
 def cmd_cases(args: argparse.Namespace) -> None:
-    from barrier_viz.analyses.findings import HANG_KINDS
+    from barrier_viz.analyses.model.findings import HANG_KINDS
     from barrier_viz.evals.cases import write_case
 
     res = json.loads(Path(args.results).read_text())

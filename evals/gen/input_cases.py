@@ -92,7 +92,7 @@ def unguard_peeled_wait(text: str):
     (line, mutated text, predicate formula), or None."""
     sys.path.insert(0, str(REPO / "tools"))
     from barrier_viz.ir.parse import parse_ir
-    from barrier_viz.analyses.trip_counts import build_model, render, variables
+    from barrier_viz.analyses.launch.trip_counts import build_model, render, variables
 
     ir = parse_ir(text)
     fn = ir.functions()[0]
@@ -120,7 +120,7 @@ def release_under_flag(text: str):
     partition tests the flag, the acquiring one does not. (line, text, condition, original)."""
     sys.path.insert(0, str(REPO / "tools"))
     from barrier_viz.ir.parse import parse_ir
-    from barrier_viz.analyses.trip_counts import build_model, render, variables
+    from barrier_viz.analyses.launch.trip_counts import build_model, render, variables
 
     ir = parse_ir(text)
     fn = ir.functions()[0]

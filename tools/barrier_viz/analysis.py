@@ -102,7 +102,7 @@ class Analysis:
         after `wait_op` (the backward edge that keeps an arriver at most one phase ahead). A wait
         on something the waiter signalled *before* `wait_op` does not bound the arrival
         relative to it."""
-        from .analyses.static_checks import following_in_iteration, loop_depth, preceding_in_iteration
+        from .analyses.program.order import following_in_iteration, loop_depth, preceding_in_iteration
 
         op = self._ops_by_line.get(line)
         if op is None:
@@ -128,7 +128,7 @@ class Analysis:
     def _releases_of_data_signalled_by(self, op: Operation, reader: str) -> set[int]:
         """Barriers (allocation ids) that partition `reader` arrives on after reading a buffer
         that `op` fills by TMA (a copy, or the copies that follow an expect on its barrier)."""
-        from .analyses.static_checks import following_in_iteration, loop_depth
+        from .analyses.program.order import following_in_iteration, loop_depth
 
         copies: list[Operation] = []
         if op.name in ("ttng.async_tma_copy_global_to_local", "ttng.async_tma_gather"):

@@ -39,7 +39,7 @@ def check_ttgir(text: str | bytes, *, name: str = "kernel.ttgir", args: dict[str
     """Check TTGIR text. `args`/`grid`/`pid`: a launch to simulate (as `check --args/--grid/--pid`);
     `metadata`: Triton's compile metadata (num_warps, num_ctas, cluster_dims, target) for what the
     IR's module does not state. Raises barrier_viz.errors.InputError for text that is not IR."""
-    from .analyses.input_points import Launch, LaunchError
+    from .analyses.launch.input_points import Launch, LaunchError
     from .commands.check_cmd import check_document
     from .errors import InputError
     from .inputs import InputSet, Source, scan_units

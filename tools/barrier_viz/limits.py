@@ -11,7 +11,7 @@ and breaking one is a one-line exit 2 that names the limit and the variable that
 The defaults sit far above every real kernel of the corpus (the longest line is 11 KB, the
 largest kernel 436 KB, the best gzip ratio 21x, clusters of 2-8 CTAs) and low enough that the
 parsed unit stays within a few hundred MB. The simulation has its own budget, in steps
-(`analyses.budget`); `CPU_SECONDS` is the backstop for everything else.
+(`analyses.sim.budget`); `CPU_SECONDS` is the backstop for everything else.
 """
 
 from __future__ import annotations

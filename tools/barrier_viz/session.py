@@ -1,6 +1,7 @@
 """One analysis request: the input, the chosen unit, its parsed IR and the function in scope.
 
-Every command starts here, so unit and function selection behave the same everywhere.
+Every command starts here, so unit and function selection behave the same everywhere (and
+`check --launch N` selects its unit here too: `select_launch`).
 """
 
 from __future__ import annotations
@@ -82,3 +83,37 @@ def default_function(functions: list[Operation]) -> Operation:
 def loop_depth(op: Operation) -> int:
     """How many `scf.for` / `scf.while` loops enclose `op`."""
     return sum(1 for a in op.ancestors() if a.name in LOOP_OPS)
+
+
+def select_launch(input_spec: str, number: int, unit: str | None, func: str | None):
+    """`check --launch N`: the trace's N-th launch, the compilation it ran (selected like
+    `--unit`), and its values mapped onto that compilation's TTGIR function.
+
+    Returns (Selection, TraceLaunch, MappedLaunch). InputError when INPUT is not a trace with
+    launches, N is out of range, or `--unit` names another compilation than the launch ran."""
+    from .adapters.tritonparse_trace import map_launch
+
+    found = open_input(input_spec)
+    if not found.launches:
+        if not found.events:
+            what = "is not a tritonparse trace"
+        else:
+            what = "records no launch (trace with tritonparse.structured_logging.init(..., enable_trace_launch=True))"
+        raise InputError(found.display, f"--launch needs a tritonparse trace with launch events; INPUT {what}", 1, 1)
+    if not 0 <= number < len(found.launches):
+        raise InputError(found.display, f"--launch {number}: no such launch (the trace records {len(found.launches)}, "
+                         f"0..{len(found.launches) - 1}; see `barrier-viz inputs`)", 1, 1)
+    launch = found.launches[number]
+    ran = [u for u in found.units if launch.hash and launch.hash in u.keys]
+    if not ran:
+        raise InputError(found.display, f"--launch {number} ran compilation {launch.hash[:12] or '(no hash)'} of "
+                         f"{launch.kernel}, which this trace does not hold (traced after the compile?)", launch.line, 1)
+    if unit is not None and select_unit(found, unit) is not ran[0]:
+        raise InputError(found.display, f"--launch {number} ran unit {ran[0].index} ({ran[0].label}), not --unit {unit}",
+                         launch.line, 1)
+    sel = select(found, str(ran[0].index), func, require_function=True)
+    fn = sel.function
+    arg_types: dict[str, str] = {}
+    if fn is not None and fn.regions and fn.regions[0].blocks:
+        arg_types = {a.name.lstrip("%"): a.type or "" for a in fn.regions[0].blocks[0].arguments}
+    return sel, launch, map_launch(launch, arg_types)

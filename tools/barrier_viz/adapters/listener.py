@@ -52,7 +52,7 @@ class Collector:
                 self.failures.append(f"{type(exc).__name__}: {exc}")
 
     def collect(self, metadata: dict, metadata_group: dict) -> None:
-        from ..inputs import _flags
+        from ..input_units import _flags
         from .tritonparse_trace import config_of
 
         self.compiles += 1

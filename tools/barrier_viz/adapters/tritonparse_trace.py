@@ -11,7 +11,8 @@ tritonparse (meta-pytorch/tritonparse) writes one JSON object per line. Two even
   a tensor as `{"type": "tensor", "shape": ..., ...}`.
 
 Each distinct compilation (by hash) becomes one unit whose text is its TTGIR; the launches are
-kept on the input set, numbered in trace order, so `check --launch N` can simulate one. Other
+kept on the input set, numbered in trace order, so `check --launch N` can simulate one
+(`session.select_launch` picks it and maps its arguments with `map_launch`). Other
 event types (`tritonparse parse` output, `*_mapped.ndjson.gz`, adds `ir_analysis` and
 `launch_diff` summaries and keeps both of these) are counted, not read. Nothing here imports tritonparse: the trace is plain JSON.
 """
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
-from ..inputs import Source, Unit, _flags, _function_names
+from ..input_units import Source, Unit, _flags, _function_names
 
 # Module attributes the compile metadata can supply where a TTGIR lacks them (Triton 3.6 prints
 # no cluster shape in the TTGIR, for one): the analysis reads CTAs and the cluster there. Not
@@ -225,38 +226,3 @@ def map_launch(launch: TraceLaunch, arg_types: dict[str, str]) -> MappedLaunch:
             unmapped.append(f"{name}={value!r}: a {kind} ({arg_types[name]} in the IR): only integer arguments "
                             "take part in the barrier program")
     return MappedLaunch(mapped, launch.grid, unmapped)
-
-
-def select_launch(input_spec: str, number: int, unit: str | None, func: str | None):
-    """`check --launch N`: the trace's N-th launch, the compilation it ran (selected like
-    `--unit`), and its values mapped onto that compilation's TTGIR function.
-
-    Returns (Selection, TraceLaunch, MappedLaunch). InputError when INPUT is not a trace with
-    launches, N is out of range, or `--unit` names another compilation than the launch ran."""
-    from ..inputs import open_input, select_unit
-    from ..session import select
-
-    found = open_input(input_spec)
-    if not found.launches:
-        if not found.events:
-            what = "is not a tritonparse trace"
-        else:
-            what = "records no launch (trace with tritonparse.structured_logging.init(..., enable_trace_launch=True))"
-        raise InputError(found.display, f"--launch needs a tritonparse trace with launch events; INPUT {what}", 1, 1)
-    if not 0 <= number < len(found.launches):
-        raise InputError(found.display, f"--launch {number}: no such launch (the trace records {len(found.launches)}, "
-                         f"0..{len(found.launches) - 1}; see `barrier-viz inputs`)", 1, 1)
-    launch = found.launches[number]
-    ran = [u for u in found.units if launch.hash and launch.hash in u.keys]
-    if not ran:
-        raise InputError(found.display, f"--launch {number} ran compilation {launch.hash[:12] or '(no hash)'} of "
-                         f"{launch.kernel}, which this trace does not hold (traced after the compile?)", launch.line, 1)
-    if unit is not None and select_unit(found, unit) is not ran[0]:
-        raise InputError(found.display, f"--launch {number} ran unit {ran[0].index} ({ran[0].label}), not --unit {unit}",
-                         launch.line, 1)
-    sel = select(found, str(ran[0].index), func, require_function=True)
-    fn = sel.function
-    arg_types: dict[str, str] = {}
-    if fn is not None and fn.regions and fn.regions[0].blocks:
-        arg_types = {a.name.lstrip("%"): a.type or "" for a in fn.regions[0].blocks[0].arguments}
-    return sel, launch, map_launch(launch, arg_types)

@@ -1,21 +1,26 @@
-"""`check`: every verdict for one selection — static rules plus deadlocks found by running it."""
+"""`check`: every verdict for one selection — static rules plus deadlocks found by running it.
+
+`check` runs the registered rules (`rules/registry.py`, in their written order), then the
+simulation, then the post-passes that join the two, each a named function below, in this
+order: a run's deadlock attached to the static finding naming its cause (`_attach_witnesses`),
+a run's races folded into static twins or added (`_add_run_races`), the input points' hangs
+(`_add_point_findings`), a launch the IR excludes demoting the run's verdicts
+(`_demote_excluded_launch`) or the input that decides the hang named (`name_input`), the
+stated limits (`unjudged_findings`), verdicts on unsound values turned into notes
+(`demote_unresolved`), and the sort.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .barrier_sanity import barrier_sanity
-from .coverage import coverage_findings
-from .deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
-from .descriptor_reuse import tensormap_rewrites
-from .explanations import explanation_findings
-from .explore import tmem_not_judged
-from .findings import Finding, Kind, Severity
-from .judgement import unjudged_findings, verdict
-from .input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, memory_points,
-                           model_of, name_input, simulate_launch)
-from .release_order import use_after_release
-from .static_checks import static_findings
+from .launch.input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, memory_points,
+                                  model_of, name_input, simulate_launch)
+from .model.findings import Finding, Kind, Severity
+from .model.judgement import unjudged_findings, verdict
+from .rules.registry import run_rules
+from .sim.deadlock import DeadlockAnalysis, analyse_deadlocks, classify_run
+from .sim.explore import tmem_not_judged
 
 
 @dataclass
@@ -31,19 +36,16 @@ class CheckResult:
 
     @property
     def verdict(self) -> tuple[str, list[str]]:
-        """clean | findings | not judged, with the reasons when not judged (analyses/judgement.py)."""
+        """clean | findings | not judged, with the reasons when not judged (analyses/model/judgement.py)."""
         return verdict(self.findings)
 
 
 def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = None,
           input_points: bool = True) -> CheckResult:
     """Static rules, then (with `simulate`) deadlock witnesses within one step `budget`
-    (`analyses.budget.Budget`, default interpreter steps from BARRIER_VIZ_SIM_STEPS), then the input
-    points (`analyses.input_points`) and the user's own `launch` (`check --args/--pid`)."""
-    found = static_findings(analysis) + coverage_findings(analysis) + use_after_release(analysis)
-    found += tensormap_rewrites(analysis)
-    found += barrier_sanity(analysis)
-    found += explanation_findings(analysis, found)
+    (`analyses.sim.budget.Budget`, default interpreter steps from BARRIER_VIZ_SIM_STEPS), then the input
+    points (`analyses.launch.input_points`) and the user's own `launch` (`check --args/--pid`)."""
+    found = run_rules(analysis)
     dyn: DeadlockAnalysis | None = None
     inputs: InputSearch | None = None
     user: PointResult | None = None
@@ -56,29 +58,17 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
             adjust = (lambda p: apply_launch(model, admissible(model, p), launch)) if launch is not None else \
                 (lambda p: admissible(model, p))
         dyn = analyse_deadlocks(fn, analysis.arrivers, gated=analysis.arrival_gated, budget=budget, adjust=adjust)
-        for f in dyn.findings:
-            twin = next((s for s in found if _same_cause(s, f)), None)
-            if twin is not None:
-                twin.evidence["witness"] = f.evidence
-                twin.settle_outcome()
-                continue
-            found.append(f)
+        _attach_witnesses(found, dyn.findings)
         if dyn.simulated:
-            for f in tmem_not_judged(run_races(dyn), found):
-                if not _reported(found, f):
-                    found.append(f)
-                    run_races_found.append(f)
+            run_races_found += _add_run_races(found, tmem_not_judged(run_races(dyn), found))
             # Races between the CTAs of a cluster: only a run sees the peer's accesses. Also
             # when the kernel hangs: a read let in by a phase that completed early comes before
             # the hang it leads to (cluster_races says which runs' races stand).
-            from .cluster_races import cluster_races
-            from .schedule import default_trips
+            from .cluster.races import cluster_races
+            from .sim.schedule import default_trips
 
-            for f in cluster_races(fn, dyn.params, default_trips(fn), dyn.budget.deadline if dyn.budget else None,
-                                   adjust):
-                if not _reported(found, f):
-                    found.append(f)
-                    run_races_found.append(f)
+            run_races_found += _add_run_races(found, cluster_races(
+                fn, dyn.params, default_trips(fn), dyn.budget.deadline if dyn.budget else None, adjust))
         if launch is not None and dyn.runs:
             user = simulate_launch(analysis, dyn.params, dyn.witness or dyn.runs[0],
                                    {a.position: a.name for a in (model_of(analysis).args if model_of(analysis) else [])})
@@ -86,25 +76,16 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
             inputs = explore_inputs(analysis, dyn.params, sum(r.steps for r in dyn.runs), fixed=_fixed(analysis, launch),
                                     classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
                                     deadline=dyn.budget.deadline if dyn.budget is not None else None)
-            # Loaded values are inputs too: launches with an empty segment (analyses.loaded).
+            # Loaded values are inputs too: launches with an empty segment (analyses.program.loaded).
             inputs.points += memory_points(analysis, dyn.params, dyn.runs[0], sum(r.steps for r in dyn.runs),
                                            classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
                                            deadline=dyn.budget.deadline if dyn.budget is not None else None,
                                            fixed=bool(launch is not None and launch.loads))
-            # A kernel that already hangs at the main launch is reported once, by that hang: the
-            # points then only list where else it hangs (their outcomes), never more verdicts.
-            for point in inputs.points if dyn.witness is None else ():
-                for f in point.findings:
-                    if not any(s.kind == f.kind and set(s.lines) == set(f.lines) for s in found):
-                        found.append(f)
-            if dyn.witness is not None and inputs.base_invalid:
-                # The chosen launch breaks an assumption the IR states: no launch hangs that way
-                # (nor races on the way to that hang).
-                for f in dyn.findings + run_races_found:
-                    f.severity = Severity.info
-                    f.message = (f"Not a verdict: the simulated launch is one the IR excludes ({inputs.base_invalid}). "
-                                 + f.message)
-            elif dyn.witness is not None and inputs.base_cause() is not None:
+            if dyn.witness is None:
+                _add_point_findings(found, inputs)
+            elif inputs.base_invalid:
+                _demote_excluded_launch(dyn.findings + run_races_found, inputs.base_invalid)
+            elif inputs.base_cause() is not None:
                 # The main launch hangs on a boundary that a completing launch is not on: the
                 # hang is the input's; say which.
                 cause = inputs.base_cause()
@@ -116,6 +97,48 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
     return CheckResult(found, dyn, inputs, user)
 
 
+# -- post-passes: where the simulation's findings meet the rules' (in the order `check` runs them)
+def _attach_witnesses(found: list[Finding], deadlocks: list[Finding]) -> None:
+    """A run's deadlock whose cause a static finding already names (`_same_cause`) is attached
+    to that finding as its witness; any other is added."""
+    for f in deadlocks:
+        twin = next((s for s in found if _same_cause(s, f)), None)
+        if twin is not None:
+            twin.evidence["witness"] = f.evidence
+            twin.settle_outcome()
+            continue
+        found.append(f)
+
+
+def _add_run_races(found: list[Finding], races) -> list[Finding]:
+    """Add each of a run's `races` that no finding of `found` already reports (`_reported`,
+    which upgrades a weaker twin); returns the ones added."""
+    added: list[Finding] = []
+    for f in races:
+        if not _reported(found, f):
+            found.append(f)
+            added.append(f)
+    return added
+
+
+def _add_point_findings(found: list[Finding], inputs: InputSearch) -> None:
+    """The hangs of the input points, when the main launch completes. A kernel that already
+    hangs at the main launch is reported once, by that hang: the points then only list where
+    else it hangs (their outcomes), never more verdicts."""
+    for point in inputs.points:
+        for f in point.findings:
+            if not any(s.kind == f.kind and set(s.lines) == set(f.lines) for s in found):
+                found.append(f)
+
+
+def _demote_excluded_launch(findings: list[Finding], why: str) -> None:
+    """The chosen launch breaks an assumption the IR states: no launch hangs that way (nor races
+    on the way to that hang). The run's verdicts become infos that say so."""
+    for f in findings:
+        f.severity = Severity.info
+        f.message = f"Not a verdict: the simulated launch is one the IR excludes ({why}). " + f.message
+
+
 def run_races(dyn: DeadlockAnalysis) -> list[Finding]:
     """The happens-before races seen on `check`'s own schedules (every one carries vector
     clocks: `deadlock.analyse_deadlocks`), as the findings `explore` makes of them
@@ -124,8 +147,8 @@ def run_races(dyn: DeadlockAnalysis) -> list[Finding]:
     Triton's CGA form a CLC response reused across CTA groups is a warning
     (`cluster_races.cga_pace_findings`), and so is a race on TMEM inside one CTA of a cluster
     (`cluster_races.approximate_races`: placed by column only approximately), as in `explore`."""
-    from .cluster_races import approximate_races, cga_pace_findings, pace_excuse, races_stand
-    from .explore import not_judged, race_findings, races_of
+    from .cluster.races import approximate_races, cga_pace_findings, pace_excuse, races_stand
+    from .sim.explore import not_judged, race_findings, races_of
 
     standing = [r for r in dyn.runs if r.machine is not None and r.machine.hb is not None and races_stand(r)]
     found = race_findings(races_of(standing))
@@ -190,7 +213,7 @@ def demote_unresolved(findings: list[Finding], analysis) -> list[Finding]:
     if not tainted:
         return findings
     from ..ir.vocab import AREF_OPS, ASYNC_ARRIVE_OPS, MBARRIER_OPS, NAMED_BARRIER_OPS, NVWS_TOKEN_OPS
-    from .findings import Severity, finding
+    from .model.findings import Severity, finding
 
     sync = MBARRIER_OPS | NAMED_BARRIER_OPS | ASYNC_ARRIVE_OPS | NVWS_TOKEN_OPS | AREF_OPS
     # A synchronising op on such a value breaks the barrier program as a whole: every ordering

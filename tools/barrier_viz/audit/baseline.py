@@ -1,7 +1,7 @@
 """Baselines: findings already known, by fingerprint, so a CI gate fails only on new ones.
 
 A fingerprint is the finding's kind, the identity of the barrier it concerns (what it guards:
-kind, depth, data, who arrives and who waits; `analyses.sync_model`) and the op it is about —
+kind, depth, data, who arrives and who waits; `analyses.diff.sync_model`) and the op it is about —
 never a line number or an SSA name, which every unrelated edit or recompile moves. It is
 scoped by file path (as given on the command line) and function, and counted: a second
 identical finding in the same kernel is new.

@@ -8,7 +8,7 @@ reported, and the status says so rather than the unit passing silently); `error`
 does not parse (the one-line `FILE:LINE:COL: message` the other commands print) or the tool
 failed on it (`internal error: ...`, never a traceback).
 
-The budget counts interpreter operations (`analyses.budget`), so which rows say
+The budget counts interpreter operations (`analyses.sim.budget`), so which rows say
 `bound_reached` is the same on every machine and under any load: the same tree gives the same
 bytes. A CPU-time timer (SIGPROF) stays as a backstop for the parts that are not simulation
 (`BACKSTOP_SECONDS`, far above what any real kernel needs); a row it cuts says so, because
@@ -77,8 +77,8 @@ def _kernels(ir) -> list:
 
 def check_kernel(sel, simulate: bool, steps: int | None) -> dict[str, Any]:
     """Findings of one function, within `steps`; see the module docstring for the fallback."""
-    from ..analyses.sync_model import assign_identities, barrier_entries, finding_record, ops_by_line, partition_entries, role_keys
-    from ..analyses.budget import Budget
+    from ..analyses.diff.sync_model import assign_identities, barrier_entries, finding_record, ops_by_line, partition_entries, role_keys
+    from ..analyses.sim.budget import Budget
     from ..analyses.verdicts import check
     from ..analysis import Analysis
 
@@ -88,7 +88,7 @@ def check_kernel(sel, simulate: bool, steps: int | None) -> dict[str, Any]:
     verdict = None
     backstop = f"CPU backstop of {BACKSTOP_SECONDS:g}s (not a step budget: this cut depends on the machine)"
     try:
-        # The one simulation budget (`analyses.budget`) bounds the deadlock runs from inside the
+        # The one simulation budget (`analyses.sim.budget`) bounds the deadlock runs from inside the
         # interpreter; the timer is only a backstop for the rest of the analysis.
         with budget(BACKSTOP_SECONDS):
             result = check(a, simulate=simulate, budget=Budget(steps) if steps else None)
@@ -114,7 +114,7 @@ def check_kernel(sel, simulate: bool, steps: int | None) -> dict[str, Any]:
     if recovered:
         note = (note + "; " if note else "") + f"{recovered} syntax error(s) recovered by the parser (`barrier-viz check --strict` names them)"
     if verdict is None:  # the budget cut the check: only the static rules' findings are known
-        from ..analyses.judgement import FINDINGS, NOT_JUDGED
+        from ..analyses.model.judgement import FINDINGS, NOT_JUDGED
 
         verdict = FINDINGS if any(f.severity.value == "error" for f in findings) else NOT_JUDGED
     record: dict[str, Any] = {"function": sel.function_name, "status": status, "verdict": verdict, "note": note,

@@ -24,11 +24,11 @@ from .. import __version__
 from ..audit.baseline import mark_new, read_baseline, scoped, write_baseline
 from ..audit.cache import ResultCache, cache_key, default_cache_dir
 from ..audit.discover import FileEntry, UnitTask, discover_file, expand_paths
-from ..analyses.judgement import VERDICTS
+from ..analyses.model.judgement import VERDICTS
 from ..audit.worker import run_task
 
 SCHEMA = "barrier-viz/audit/v1"
-# Interpreter operations per kernel (`analyses.budget`): the same on every machine and load.
+# Interpreter operations per kernel (`analyses.sim.budget`): the same on every machine and load.
 DEFAULT_AUDIT_STEPS = 500_000
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -210,7 +210,7 @@ def audit_document(paths: list[str], *, jobs: int | None = None, simulate: bool 
         "kernels": sum(1 for r in rows if r["status"] in ("ok", "bound_reached")),
         "units_failed": sum(1 for r in rows if r["status"] == "error" and r["unit"] is not None),
         "bound_reached": sum(1 for r in rows if r["status"] == "bound_reached"),
-        # check's three answers per kernel (analyses/judgement.py): never read not judged as clean
+        # check's three answers per kernel (analyses/model/judgement.py): never read not judged as clean
         "verdicts": {v: sum(1 for r in rows if r.get("verdict") == v) for v in VERDICTS},
         "duplicates": sum(1 for r in rows if r["status"] == "duplicate"),
         "errors": sev["error"], "warnings": sev["warning"], "infos": sev["info"],

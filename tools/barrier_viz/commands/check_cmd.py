@@ -1,5 +1,5 @@
 """`check`: findings with their evidence and one verdict: clean (judged), findings, or not judged
-(analyses/judgement.py; exit 0, 1 and 4)."""
+(analyses/model/judgement.py; exit 0, 1 and 4)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..analyses.findings import Finding
-from ..analyses.input_points import Launch, LaunchError
+from ..analyses.model.findings import Finding
+from ..analyses.launch.input_points import Launch, LaunchError
 from ..analyses.verdicts import CheckResult, check
 from ..errors import InputError
 from ..analysis import Analysis
@@ -63,7 +63,7 @@ def with_recorded_launch(input_spec: str, number: int, unit: str | None, func: s
     """`check --launch N`: the selection of the compilation the trace's launch N ran, the launch
     to simulate (its grid and integer arguments, with --args/--pid/--grid on top), and what
     was recorded, mapped and left out (with why) for the report."""
-    from ..adapters.tritonparse_trace import select_launch
+    from ..session import select_launch
 
     sel, recorded, mapped = select_launch(input_spec, number, unit, func)
     launch = Launch(args=dict(mapped.args), grid=mapped.grid)
@@ -91,7 +91,7 @@ def simulation_runs(sim: dict[str, Any], sep: str = ": ") -> str:
     """`favorable: completed, in_order: deadlock; not run: reverse, round_robin (the in_order
     schedule already deadlocked, its witness is enough)`: every policy is accounted for, a
     skipped one with the reason it was skipped."""
-    from ..analyses.schedule import POLICIES
+    from ..analyses.sim.schedule import POLICIES
 
     runs = sim.get("runs") or []
     parts = [f"{r['policy']}{sep}{r['outcome']}" + (f" ({r['reason']})" if r.get("reason") else "") for r in runs]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from ..analyses.coverage import AccumulatorRow, Coverage, PackedRow, PackedTable, coverage
+from ..analyses.structure.coverage import AccumulatorRow, Coverage, PackedRow, PackedTable, coverage
 from ..analysis import Analysis
 from ..render.console import print_lines
 from ..schemas import InputRef, _Model

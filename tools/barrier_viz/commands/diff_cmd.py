@@ -1,5 +1,5 @@
 """`diff A B`: what changed in the synchronization between two units, matched by what the
-barriers guard (see `analyses.sync_diff`). Text, Markdown or JSON; exit 1 when anything changed
+barriers guard (see `analyses.diff.sync_diff`). Text, Markdown or JSON; exit 1 when anything changed
 (as diff(1) does), 0 for "no synchronization change"."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from ..analyses.sync_diff import NO_CHANGE, diff_models
-from ..analyses.sync_model import build_sync_model
+from ..analyses.diff.sync_diff import NO_CHANGE, diff_models
+from ..analyses.diff.sync_model import build_sync_model
 from ..analysis import Analysis
 from ..schemas import InputRef, _Model
 from ..session import Selection

@@ -6,10 +6,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..analyses.deadlock import _classify
-from ..analyses.explore import ExploreResult, explore, not_judged, race_findings, tmem_not_judged
-from ..analyses.findings import Finding
-from ..analyses.schedule import POLICIES
+from ..analyses.sim.deadlock import _classify
+from ..analyses.sim.explore import ExploreResult, explore, not_judged, race_findings, tmem_not_judged
+from ..analyses.model.findings import Finding
+from ..analyses.sim.schedule import POLICIES
 from ..analysis import Analysis
 from ..render.console import print_lines
 from ..schemas import InputRef
@@ -39,7 +39,7 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         res = ExploreResult("not_simulated", None, trips or 0, reason="no function in scope")  # type: ignore[arg-type]
         return ExploreDoc(input=InputRef(**sel.input_ref()), result=res.result, findings=[], states=0, seconds=0.0,
                           bounds={}, schedules=[], reason=res.reason, warnings=warnings or [])
-    from ..analyses.input_points import admissible, model_of
+    from ..analyses.launch.input_points import admissible, model_of
 
     model = model_of(Analysis(sel))
     res = explore(sel.function, trips=trips, max_states=max_states, timeout=timeout,
@@ -60,7 +60,7 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
             result = "race"
     races = not_judged(race_findings(res.races), res.paced)
     if races:
-        from ..analyses.coverage import coverage_findings
+        from ..analyses.structure.coverage import coverage_findings
 
         races = tmem_not_judged(races, coverage_findings(Analysis(sel)))  # as `check` judges them
     findings += races

@@ -11,7 +11,7 @@ from typing import Optional
 from pydantic import ConfigDict, Field
 
 from ..analysis import Analysis
-from .cluster_info import ClusterModel, cluster_lines, cluster_model
+from ..analyses.structure.cluster_info import ClusterModel, cluster_lines, cluster_model
 from ..facts.partitions import PartitionMap, module_warps
 from ..facts.roles import PartitionRole, assign_roles
 from ..render.console import console, table as make_table

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pydantic import ConfigDict, Field
 
-from ..analyses.phases import (
+from ..analyses.structure.phase_model import (
     ArrivePhase,
     BarrierPhases,
     PhaseReport,
@@ -21,8 +21,8 @@ from ..analyses.phases import (
     WaitPhase,
     depth_word,
     flip_period,
-    phase_report,
 )
+from ..analyses.structure.phases import phase_report
 from ..analyses.symbolic import SymbolicValue, render, to_json
 from ..analysis import Analysis
 from ..render.console import print_lines

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..analyses.findings import Finding
+from ..analyses.model.findings import Finding
 from ..render.console import CAPTURE_WIDTH, capture, columns, wrap_line
 from ..schemas import InputRef
 from ..session import Selection
@@ -221,7 +221,7 @@ def _partition_table(doc: Any, key_ops_cell: Callable[[dict[str, int]], str]) ->
         rows.append(f"| {p.name} | {p.role} | {cell} | {p.warps if p.warps is not None else '?'} | {lines} |")
     if not doc.partitions:
         rows.append("| (none) | no warp_specialize regions, async_task_id or ttg.partition | | | |")
-    from .cluster_info import cluster_lines
+    from ..analyses.structure.cluster_info import cluster_lines
 
     extra = cluster_lines(doc.cluster)
     if extra:  # a Markdown list after the table: the cluster and the ops that reach other CTAs

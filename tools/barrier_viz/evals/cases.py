@@ -73,7 +73,7 @@ class Case:
 
 
 def _is_hang_kind(kind: str) -> bool:
-    from ..analyses.findings import HANG_KINDS
+    from ..analyses.model.findings import HANG_KINDS
 
     return kind in (HANG_GROUP, "deadlock.*") or kind in HANG_KINDS
 

@@ -34,7 +34,7 @@ from typing import Iterator
 
 from ..facts.barriers import Mechanism, Role
 from ..ir.model import Operation
-from .mutate import Mutant, Source
+from .mutate_engine import Mutant, Source
 
 REMOTE_VIEW = "ttng.map_to_remote_buffer"
 ARRIVE = "ttng.arrive_barrier"

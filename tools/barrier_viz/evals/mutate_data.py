@@ -23,7 +23,7 @@ make one mistake each that only such kernels can make, and whose effect can depe
   construction, latent when the copy wins). Dropped after the loop, the program may exit with a
   store in flight.
 
-Like every operator of mutate.py, each edit is located with the parser and states what it causes
+Like every operator of mutate_ops.py, each edit is located with the parser and states what it causes
 from mbarrier / bulk-copy semantics; where the outcome depends on the launch the GPU run decides
 (evals/gen/dd_probe.py runs each mutant under several schedules).
 """
@@ -35,7 +35,7 @@ from typing import Iterator
 
 from ..facts.barriers import Role
 from ..ir.model import Operation
-from .mutate import Mutant, Source
+from .mutate_engine import Mutant, Source
 
 _ITER_ARGS = re.compile(r"iter_args\(([^)]*)\)")
 _PAIR = re.compile(r"(%[\w.#]+)\s*=\s*(%[\w.#]+)")
@@ -253,7 +253,7 @@ RACE_BY_CONSTRUCTION = frozenset({"drop_store_wait", "store_wait_more", "drop_ha
 
 def data_mutants(text: str) -> list[Mutant]:
     """Every data-dependent mutant of `text`, each re-parsed to make sure the edit is valid."""
-    from .mutate import _original_line, _parses_cleanly
+    from .mutate_engine import _original_line, _parses_cleanly
 
     src = Source(text)
     out = []

@@ -14,9 +14,9 @@ each with its own way to go wrong, and these operators make exactly one such mis
 * `init_count_less` — a barrier released by several partitions (init count n >= 2) initialized
   for n - 1 arrivals.
 
-The same engine (mutate.Source, Mutant, `mutants()`) applies them; like every operator there,
-each states what its edit must cause from mbarrier semantics, and where that depends on timing
-it says so and leaves the outcome to the GPU run (evals/gen/gluon_probe.py).
+The same engine (`mutate_engine.Source`, `Mutant`; `mutate.mutants()`) applies them; like every
+other operator, each states what its edit must cause from mbarrier semantics, and where that
+depends on timing it says so and leaves the outcome to the GPU run (evals/gen/gluon_probe.py).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Iterator
 
 from ..facts.barriers import Role
 from ..ir.model import Operation
-from .mutate import HANG, Mutant, Source
+from .mutate_engine import HANG, Mutant, Source
 
 
 def _loop_arrivals(src: Source, b) -> list:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import yaml
 
-from ..analyses.findings import Kind
+from ..analyses.model.findings import Kind
 from .cases import Case
 from .scoring import CaseScore, Reported, score_case
 

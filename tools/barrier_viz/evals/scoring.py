@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analyses.findings import HANG_KINDS
+from ..analyses.model.findings import HANG_KINDS
 from .cases import ERROR_GROUP, HANG_GROUP, Case
 
 STRICT_PREFIXES = ("deadlock.", "race.", "expect.", "phase.")

@@ -12,6 +12,13 @@ Rules, all taken from how MLIR prints IR:
   `partition0(%a: type)`, `@f(%arg: type)`) become the arguments of the next region it opens.
 
 The loop is iterative: nesting depth is bounded by memory, not by Python's recursion limit.
+
+The checks of the raw text live in `text_checks` (with `IRSyntaxError`, re-exported here) and
+the reading of operation headers (results, block labels, types) in `headers`.
+
+`_Structurer` is the state machine that turns the atoms into operations, regions and blocks;
+its states (the open frames, the operation being built, the pending region arguments)
+are shared by every transition, so it stays one class in this module.
 """
 
 from __future__ import annotations
@@ -19,26 +26,16 @@ from __future__ import annotations
 import re
 
 from .. import limits
-from .attrs import parse_dictionary, split_top_level
+from .attrs import parse_dictionary
+from .headers import _assign_types, _expand_result, _parse_block_label, _unclosed_bracket
 from .lexer import Atom, lex
 from .locs import resolve_loc_name
-from .model import Block, BlockArgument, Diagnostic, Operation, ParsedIR, Region, FUNCTION_OPS
-
-
-class IRSyntaxError(Exception):
-    """Input that cannot be read as IR; carries the 1-based position of the problem."""
-
-    def __init__(self, message: str, line: int, column: int):
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
+from .model import Block, BlockArgument, Diagnostic, FUNCTION_OPS, Operation, ParsedIR, Region
+from .text_checks import IRSyntaxError, _check_nesting, _first_unterminated_string, _reject_line_continuations
 
 
 _LABEL = re.compile(r"^[A-Za-z_][\w.]*$")
 _STRAY = re.compile(r"[^\w\s\"()\[\]{},:=>-]+|[<>]{2,}")
-_RESULT = re.compile(r"^(%[^:#\s]+)(?::(\d+))?$")
-_BLOCK_LABEL = re.compile(r"^(\^[\w$.-]+)\s*(?:\((.*)\))?\s*:?\s*$", re.S)
 
 
 class _Builder:
@@ -96,113 +93,6 @@ def parse_ir(source: bytes | str, line_offset: int = 0) -> ParsedIR:
         if string is not None:
             raise IRSyntaxError("unterminated string literal (strings end on the line they start)", *string) from None
         raise
-
-
-_CONTINUATION = re.compile(rb"\\[ \t]*\r?$", re.M)
-_BRACKET = re.compile(rb'"(?:[^"\\\n]|\\.)*"|->|[\[({<]|[\])}>]')
-
-
-def _check_nesting(data: bytes, line_offset: int) -> None:
-    """Brackets nested deeper than `limits.NESTING` within one line (types, attributes, operand
-    lists) are refused before tree-sitter and the attribute decoder pay for them. Printed IR
-    nests a handful deep; regions nest across lines and are bounded by the operation cap. Only
-    lines long enough to hold that many brackets are scanned token by token."""
-    cap = limits.NESTING.value
-    if len(data) <= cap:
-        return
-    for long_line in re.finditer(rb"^[^\n]{%d,}" % (cap + 1), data, re.M):
-        text = long_line.group()
-        if sum(text.count(c) for c in (b"(", b"[", b"{", b"<")) <= cap:
-            continue
-        depth = 0
-        for m in _BRACKET.finditer(text):
-            tok = m.group()
-            if tok[:1] in b"[({<" and tok != b"->":
-                depth += 1
-                if depth > cap:
-                    line = data.count(b"\n", 0, long_line.start()) + 1 + line_offset
-                    column = len(text[: m.start()].decode("utf-8", "replace")) + 1
-                    raise IRSyntaxError(limits.NESTING.message(f"brackets nest more than {cap} deep"), line, column)
-            elif tok[:1] in b"])}>" :
-                depth = max(0, depth - 1)
-
-
-def _reject_line_continuations(data: bytes, line_offset: int) -> None:
-    """A `\\` ending a line (outside a comment or string) is a shell/C-preprocessor line
-    continuation: MLIR has none, and tree-sitter would misread what follows (reporting, much
-    later, unbalanced braces). Say so, at the backslash."""
-    if b"\\" not in data:
-        return
-    for m in _CONTINUATION.finditer(data):
-        start = data.rfind(b"\n", 0, m.start()) + 1
-        prefix = data[start : m.start()]
-        if prefix.lstrip().startswith(b"//") or b"//" in _outside_strings(prefix):
-            continue
-        if _open_quote(prefix):
-            continue
-        line = data.count(b"\n", 0, m.start()) + 1 + line_offset
-        column = len(prefix.decode("utf-8", "replace")) + 1
-        raise IRSyntaxError("line continuation is not MLIR: a '\\' at the end of a line does not join lines; "
-                            "write the construct on one line", line, column)
-
-
-def _outside_strings(text: bytes) -> bytes:
-    """`text` with the bodies of its string literals removed (for finding `//` comments)."""
-    out = bytearray()
-    quoted = False
-    k = 0
-    while k < len(text):
-        c = text[k]
-        if quoted and c == 0x5C:
-            k += 2
-            continue
-        if c == 0x22:
-            quoted = not quoted
-        elif not quoted:
-            out.append(c)
-        k += 1
-    return bytes(out)
-
-
-def _open_quote(text: bytes) -> bool:
-    """Does `text` (one line, or the start of one) end inside a string literal?"""
-    quoted = False
-    k = 0
-    while k < len(text):
-        c = text[k]
-        if quoted and c == 0x5C:
-            k += 2
-            continue
-        if c == 0x22:
-            quoted = not quoted
-        elif not quoted and c == 0x2F and text[k : k + 2] == b"//":
-            return False
-        k += 1
-    return quoted
-
-
-def _first_unterminated_string(data: bytes, line_offset: int) -> tuple[int, int] | None:
-    """(line, column) of the first `"` whose string does not end on its line, or None."""
-    if b'"' not in data:
-        return None
-    for lineno, raw in enumerate(data.split(b"\n"), 1):
-        if b'"' not in raw or raw.lstrip().startswith(b"//"):
-            continue
-        if _open_quote(raw):
-            quoted = False
-            k = 0
-            opened = 0
-            while k < len(raw):
-                c = raw[k]
-                if quoted and c == 0x5C:
-                    k += 2
-                    continue
-                if c == 0x22:
-                    quoted = not quoted
-                    opened = k
-                k += 1
-            return lineno + line_offset, len(raw[:opened].decode("utf-8", "replace")) + 1
-    return None
 
 
 class _Structurer:
@@ -603,119 +493,3 @@ class _Structurer:
                     for arg in block.arguments:
                         if arg.loc_name and arg.loc_name.startswith("loc("):
                             arg.loc_name = name_of(arg.loc_name)
-
-
-def _expand_result(text: str) -> list[str]:
-    m = _RESULT.match(text)
-    if not m:
-        return [text]
-    name, count = m.group(1), m.group(2)
-    if count is None:
-        return [name]
-    return [f"{name}#{k}" for k in range(int(count))]
-
-
-_PAIRS = {"<": ">", "{": "}", "[": "]", "(": ")"}
-
-
-def _unclosed_bracket(text: str) -> int | None:
-    """Offset of the first bracket of an alias definition left open (strings and `->` skipped),
-    or None when every bracket closes."""
-    stack: list[int] = []
-    k, n = 0, len(text)
-    while k < n:
-        c = text[k]
-        if c == '"':
-            k += 1
-            while k < n and text[k] != '"':
-                k += 2 if text[k] == "\\" else 1
-        elif c == "-" and text.startswith("->", k):
-            k += 1
-        elif c in _PAIRS:
-            stack.append(k)
-        elif c in ">}])" and stack and _PAIRS[text[stack[-1]]] == c:
-            stack.pop()
-        k += 1
-    return stack[0] if stack else None
-
-
-def _parse_block_label(atom: Atom) -> tuple[str, list[BlockArgument]]:
-    text = atom[1]
-    m = _BLOCK_LABEL.match(text.strip())
-    if not m:
-        return text.split("(")[0].strip().rstrip(":"), []
-    label, body = m.group(1), m.group(2) or ""
-    args: list[BlockArgument] = []
-    for part in split_top_level(body):
-        name, _, rest = part.partition(":")
-        rest = rest.strip()
-        loc = None
-        k = rest.find(" loc(")
-        if k >= 0:
-            loc = rest[k + 1 :].strip()
-            rest = rest[:k].strip()
-        args.append(BlockArgument(name.strip(), rest or None, atom[2], atom[3], loc_name=loc))
-    return label, args
-
-
-def _assign_types(op: Operation, header: list[tuple[str, str, int]]) -> None:
-    """Types written in the header, and which of them are the result types."""
-    types = [t for k, t, _ in header if k == "T"]
-    op.types = types
-    nres = len(op.results)
-    arrow = -1
-    for idx, (k, _, d) in enumerate(header):
-        if k == "->" and d == 0:
-            arrow = idx
-    if arrow >= 0:
-        after: list[str] = []
-        for k, t, d in header[arrow + 1 :]:
-            if k == ":" and d == 0:
-                break
-            if k == "T":
-                after.append(t)
-        op.result_types = after
-    elif nres:
-        colon = next((idx for idx, (k, _, d) in enumerate(header) if k == ":" and d == 0), -1)
-        after = [t for k, t, _ in header[colon + 1 :] if k == "T"] if colon >= 0 else []
-        if op.name in ("arith.cmpi", "arith.cmpf"):
-            op.result_types = ["i1"] * nres
-        elif len(after) >= nres:
-            op.result_types = after[-nres:] if len(after) != nres else after
-        else:
-            op.result_types = after
-    # Region arguments introduced by `%x = %init` carry the loop's result types.
-    if op.name in ("scf.for", "scf.while") and op.regions:
-        args = op.regions[0].arguments
-        if op.name == "scf.for" and args:
-            colon_types = _types_after_last_colon(header)
-            args[0].type = args[0].type or (colon_types[0] if colon_types else "index")
-            for arg, rtype in zip(args[1:], op.result_types):
-                arg.type = arg.type or rtype
-        elif op.name == "scf.while":
-            first_types = _types_after_first_colon(header)
-            for arg, t in zip(args, first_types):
-                arg.type = arg.type or t
-
-
-def _types_after_last_colon(header: list[tuple[str, str, int]]) -> list[str]:
-    last = -1
-    for idx, (k, _, d) in enumerate(header):
-        if k == ":" and d == 0:
-            last = idx
-    if last < 0:
-        return []
-    return [t for k, t, _ in header[last + 1 :] if k == "T"]
-
-
-def _types_after_first_colon(header: list[tuple[str, str, int]]) -> list[str]:
-    colon = next((idx for idx, (k, _, d) in enumerate(header) if k == ":" and d == 0), -1)
-    if colon < 0:
-        return []
-    out: list[str] = []
-    for k, t, d in header[colon + 1 :]:
-        if k == "->" and d == 0:
-            break
-        if k == "T":
-            out.append(t)
-    return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..commands.graph_cmd import GraphDoc, GraphEdgeModel
+    from ..analyses.structure.graph_doc import GraphDoc, GraphEdgeModel
 
 
 def quote(text: str) -> str:

@@ -15,12 +15,28 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .svg_graph import edge_lines, render_svg
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..commands.report_cmd import Report
+    from ..analyses.model.findings import Finding
+    from ..session import Selection
+
+
+class Report(Protocol):
+    """What the page reads from a report (`commands.report_cmd.Report` provides it): the
+    selection, each section's document and text, check's document and the findings. Declared
+    here so that the renderer does not import the command that calls it."""
+
+    sel: Selection
+    warnings: list[str]
+    docs: dict[str, Any]
+    texts: dict[str, str]
+    check_doc: Any
+
+    @property
+    def findings(self) -> list[Finding]: ...
 
 PAGE_LIMIT = 512_000  # bytes: the page of the largest file of the shared corpus stays under it (tests/test_html_report.py)
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -153,7 +169,7 @@ def _pre(text: str, *, mark_bad: bool = False) -> str:
 
 
 def _partitions_html(report: "Report") -> str:
-    from ..commands.cluster_info import cluster_lines
+    from ..analyses.structure.cluster_info import cluster_lines
     from ..commands.partitions_cmd import key_ops_cell
 
     doc = report.docs["partitions"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..commands.graph_cmd import GraphDoc
+    from ..analyses.structure.graph_doc import GraphDoc
 
 _ENTITIES = {'"': "#quot;", "<": "#lt;", ">": "#gt;", "|": "#124;", "#": "#35;"}
 

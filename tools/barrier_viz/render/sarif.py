@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
-from ..analyses.findings import Kind
+from ..analyses.model.findings import Kind
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}

@@ -30,7 +30,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..commands.graph_cmd import GraphDoc, GraphEdgeModel
+    from ..analyses.structure.graph_doc import GraphDoc, GraphEdgeModel
 
 NODE_H = 46
 LAYER_GAP = 120

@@ -26,6 +26,11 @@ and `simulate` (running the raw recurrences). Everything callers use is re-expor
 
 Loops are identified by the line of their `scf.for` / `scf.while` op. Trees are bounded in
 height (`MAX_HEIGHT`); deeper chains end in an `Unknown` leaf saying so.
+
+May import: `ir/` and `facts/` only (and, like every package of `analyses/`, `limits.py` and
+`errors.py`); it sits below the interpreter, so no other package of `analyses/`. Inside it,
+`trace` drives `counters`, `normalize` and `simulate`, which see the analysis through the
+`model.Tracer` protocol and never import `trace`.
 """
 
 from __future__ import annotations

@@ -4,22 +4,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...ir.model import Operation
 from .arith import wrap
 from .evaluate import _const, _retype_to
 from .expr import BinOp, Cast, Cmp, Const, Expr, Select, Var, children, same, shape
-from .model import Counter, LoopInfo, Step, _bare
+from .model import Counter, LoopInfo, Step, Tracer, _bare
 from .render import render
 from .simplify import _plus, simplify
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .trace import SymbolicAnalysis  # annotations only: trace imports this module
-
 
 class CounterRecognition:
-    """Loop-counter recognition, mixed into `SymbolicAnalysis`: which iter_args form one running
+    """Loop-counter recognition, mixed into `trace.SymbolicAnalysis`: which iter_args form one running
     counter (additive chains, wrap-around stage/phase pairs, toggles) and its closed form."""
 
     # -- counters -----------------------------------------------------------------------------
@@ -342,7 +337,7 @@ def _base_var(e: Expr) -> Var | None:
     return None
 
 
-def _increment_label(analysis: SymbolicAnalysis, info: LoopInfo, index: int) -> str | None:
+def _increment_label(analysis: Tracer, info: LoopInfo, index: int) -> str | None:
     """Loc name of the op that increments the counter (AutoWS: `loc("accum_cnt")`), found as
     the `addi` on the innermost link of the chain."""
     stack = [info.yields[index]]
@@ -361,7 +356,7 @@ def _increment_label(analysis: SymbolicAnalysis, info: LoopInfo, index: int) -> 
     return None
 
 
-def _op_at_line(analysis: SymbolicAnalysis, line: int, name: str) -> Operation | None:
+def _op_at_line(analysis: Tracer, line: int, name: str) -> Operation | None:
     cache = getattr(analysis, "_by_line", None)
     if cache is None:
         cache = {}

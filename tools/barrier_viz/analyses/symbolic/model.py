@@ -1,13 +1,17 @@
 """What the analysis knows about loops and values: a loop's carried state (`LoopInfo`), how a
 loop advances a counter (`Step`), a running counter through nested loops (`Counter`), and
 one traced operand with its formula (`SymbolicValue`), plus small IR helpers they share.
+
+`Tracer` is the interface `trace.SymbolicAnalysis` offers to the modules it drives (`counters`,
+`normalize`, `simulate`): declared here, below them, so that none of them imports `trace`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-from ...ir.model import Operation
+from ...ir.model import Operation, ParsedIR
 from .arith import wrap
 from .expr import Const, Expr, Unknown
 from .render import render, to_json
@@ -140,3 +144,19 @@ def _bare(name: str) -> str:
 
 def _axis(value: object) -> str:
     return {0: "x", 1: "y", 2: "z"}.get(value, "x") if isinstance(value, int) else "x"
+
+
+class Tracer(Protocol):
+    """What counter recognition, normalization and the simulator need from the analysis that
+    drives them (`trace.SymbolicAnalysis` implements it): the parsed unit, its loops, its
+    recognised counters and the caches they share."""
+
+    ir: ParsedIR
+    _normalized: dict[tuple, tuple[Expr, bool]]
+    _next_states: dict[int, dict[tuple, Expr]]
+
+    def loop(self, line: int) -> LoopInfo | None: ...
+
+    def counter(self, loop: int, index: int) -> tuple[Counter, Expr | None] | None: ...
+
+    def _counter_by_key(self, key: str) -> Counter | None: ...

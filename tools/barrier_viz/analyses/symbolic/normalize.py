@@ -5,22 +5,19 @@ evaluation. Also one-iteration-delayed copies of a counter expression (ir-semant
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from ...ir.model import Operation
 from .arith import EvalError, wrap
 from .counters import _const_value
 from .evaluate import _CHECK_RANGE, _agree, _retype_to, evaluate
 from .expr import BinOp, Const, Expr, Unknown, Var, _rebuild, children, leaves, shape, substitute
-from .model import Counter, LoopInfo, SymbolicValue
+from .model import Counter, LoopInfo, SymbolicValue, Tracer
 from .render import render
 from .simplify import simplify
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .trace import SymbolicAnalysis  # annotations only: trace imports this module
 
-
-def _normalize(self: SymbolicAnalysis, name: str, at: Operation, raw: Expr) -> SymbolicValue:
+def _normalize(self: Tracer, name: str, at: Operation, raw: Expr) -> SymbolicValue:
     """Substitute counters for the iter_args and loop results they explain, then simplify;
     the simplified form is kept only if it agrees with the substituted one by evaluation."""
     mapping: dict[str, Expr] = {}
@@ -110,7 +107,7 @@ def _uses_counter(e: Expr, key: str) -> bool:
     return any(isinstance(v, Var) and v.key == key for v in leaves(e))
 
 
-def _delayed(self: SymbolicAnalysis, info: LoopInfo, index: int) -> tuple[Expr, list[Counter]] | None:
+def _delayed(self: Tracer, info: LoopInfo, index: int) -> tuple[Expr, list[Counter]] | None:
     """An iter_arg that carries the previous iteration's value of an expression F over
     counters started by this loop (ir-semantics §5.4: the barrier and phase of the previous
     MMA; pipelined AutoWS loops: a counter one use behind another): d = F(counter one
@@ -170,7 +167,7 @@ def _delayed(self: SymbolicAnalysis, info: LoopInfo, index: int) -> tuple[Expr, 
     return out, list(used.values())
 
 
-def _dependencies(self: SymbolicAnalysis, expr: Expr, counters: Iterable[Counter]) -> list[Unknown]:
+def _dependencies(self: Tracer, expr: Expr, counters: Iterable[Counter]) -> list[Unknown]:
     """Unknown leaves the value depends on: in the formula, in counter inits, and in the inits
     and yields of iter_args the formula still refers to (loop bounds excluded: they decide how
     often, not which slot or phase)."""

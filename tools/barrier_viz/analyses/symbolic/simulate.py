@@ -4,14 +4,11 @@ normalized formulas are tested against, and how `wait_at` gives a wait's concret
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
 from .arith import EvalError, apply_binop, apply_cast, apply_cmp, wrap
 from .expr import BinOp, Cmp, Const, Expr, Select, Unknown, Var
-from .model import LoopInfo
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .trace import SymbolicAnalysis  # annotations only: trace imports this module
+from .model import LoopInfo, Tracer
 
 
 class _Simulator:
@@ -19,7 +16,7 @@ class _Simulator:
     its inits by applying its yields i times (per component, so one unknown iter_arg does not
     poison the others); nested loop results run the nested loop for its trip count."""
 
-    def __init__(self, analysis: SymbolicAnalysis, iterations: Mapping[int, int], trips: Mapping[int, int],
+    def __init__(self, analysis: Tracer, iterations: Mapping[int, int], trips: Mapping[int, int],
                  params: Mapping[str, int]):
         self.an = analysis
         self.iterations = iterations
