@@ -16,6 +16,9 @@ from .launch.input_points import (InputSearch, Launch, PointResult, admissible, 
                            model_of, name_input, simulate_launch)
 from .rules.release_order import use_after_release
 from .rules.static_checks import static_findings
+from .rules.unpaced_release import unpaced_releases
+from .rules.counter_restart import counter_restarts
+from .rules.predicate_mismatch import predicate_mismatches
 
 
 @dataclass
@@ -43,6 +46,9 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
     found = static_findings(analysis) + coverage_findings(analysis) + use_after_release(analysis)
     found += tensormap_rewrites(analysis)
     found += barrier_sanity(analysis)
+    found += unpaced_releases(analysis)
+    found += counter_restarts(analysis)
+    found += predicate_mismatches(analysis)
     found += explanation_findings(analysis, found)
     dyn: DeadlockAnalysis | None = None
     inputs: InputSearch | None = None

@@ -22,6 +22,9 @@ class Kind(str, Enum):
     DEADLOCK_NO_PRODUCER = "deadlock.no_producer"
     DEADLOCK_PARITY_CADENCE = "deadlock.parity_cadence"
     DEADLOCK_CYCLE = "deadlock.cycle"
+    DEADLOCK_UNPACED_RELEASE = "deadlock.unpaced_release"
+    DEADLOCK_COUNTER_RESTART = "deadlock.counter_restart"
+    DEADLOCK_PREDICATE_MISMATCH = "deadlock.predicate_mismatch"
     WAIT_REDUNDANT = "wait.redundant"
     PHASE_CONSTANT_IN_LOOP = "phase.constant_in_loop"
     RACE_PACKED_TMEM_OVERWRITE = "race.packed_tmem_overwrite"
@@ -55,6 +58,9 @@ HANG_KINDS = frozenset(
         Kind.DEADLOCK_NO_PRODUCER.value,
         Kind.DEADLOCK_PARITY_CADENCE.value,
         Kind.DEADLOCK_CYCLE.value,
+        Kind.DEADLOCK_UNPACED_RELEASE.value,
+        Kind.DEADLOCK_COUNTER_RESTART.value,
+        Kind.DEADLOCK_PREDICATE_MISMATCH.value,
         Kind.EXPECT_BYTES_MISMATCH.value,
         Kind.PHASE_CONSTANT_IN_LOOP.value,
     }
