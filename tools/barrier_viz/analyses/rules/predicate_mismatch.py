@@ -35,6 +35,7 @@ from ...ir.model import Operation
 from ...ir.vocab import LOOP_OPS
 from ..model.findings import Finding, Kind, Severity, finding
 from ..model.outcome import HANG
+from ..launch.run_condition import _branch_of
 from ..program.predicates import ALWAYS, INVARIANT, VARIES, iteration_runs
 from .static_checks import loop_depth
 
@@ -93,7 +94,7 @@ def _condition(analysis, use, loop: Operation) -> tuple[str, int] | None:
         first = ifs[0]
         if first.operands and iteration_runs(analysis, first, first.operands[0], loop) in (VARIES, INVARIANT):
             text, line = _written(analysis, first.operands[0], first)
-            negated = _in_else(first, use.op)
+            negated = _branch_of(first, use.op) == 1
             return (f"not ({text})" if negated else text), line
     return None
 
@@ -130,12 +131,3 @@ def _constant_or_name(analysis, name: str, at: Operation) -> str:
 
 _REL = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=", "ult": "<", "ule": "<=",
         "ugt": ">", "uge": ">="}
-
-
-def _in_else(if_op: Operation, op: Operation) -> bool:
-    cur = op
-    while cur.block is not None and cur.block.region is not None:
-        if cur.block.region.parent is if_op:
-            return cur.block.region.index == 1
-        cur = cur.block.region.parent
-    return False

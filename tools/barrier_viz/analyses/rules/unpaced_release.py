@@ -42,10 +42,9 @@ from __future__ import annotations
 
 from ...facts.barriers import Role
 from ...ir.model import Operation
-from ...ir.vocab import LOOP_OPS
 from ..model.findings import Finding, Kind, Severity, finding
 from ..model.outcome import HANG_OR_FAULT
-from .static_checks import _READS, _remotely_arrived, _root, _same_iteration, loop_depth
+from .static_checks import _READS, _remotely_arrived, _root, _same_iteration, innermost_loop, loop_depth
 
 # Operand positions that write a buffer, per op (the destination of a fill).
 _WRITES = {
@@ -60,7 +59,6 @@ _WAITS = (Role.WAIT, Role.ACQUIRE)
 def unpaced_releases(analysis) -> list[Finding]:
     arrivers = analysis.arrivers
     remote = _remotely_arrived(analysis)
-    pname = analysis.partition_name
     waited_by: dict[str, set[int]] = {}  # partition -> allocations it waits on (anywhere)
     for b in analysis.barriers.barriers:
         if b.alloc is None:
@@ -88,7 +86,7 @@ def unpaced_releases(analysis) -> list[Finding]:
             read = _released_buffer(analysis, release.op, r, w)
             if read is None:
                 continue
-            top = _innermost_loop(release.op)
+            top = innermost_loop(release.op)
             if _paced(analysis, release.op, w, arrivers, waited_by):
                 continue
             buf, read_op, write_op = read
@@ -114,7 +112,7 @@ def _released_buffer(analysis, release: Operation, reader: str, writer: str):
     """(buffer, read op, write op): a buffer `reader` reads in the loop around `release` that
     `writer` writes (in a loop): the arrive then releases that buffer to its writer."""
     pname = analysis.partition_name
-    loop = _innermost_loop(release)
+    loop = innermost_loop(release)
     if loop is None:
         return None
     written: dict[tuple, Operation] = {}
@@ -158,7 +156,3 @@ def _paced(analysis, release: Operation, writer: str, arrivers: dict, waited_by:
         for alloc in waited_by.get(p, ()):
             frontier |= arrivers.get(alloc, set()) - seen
     return False
-
-
-def _innermost_loop(op: Operation) -> Operation | None:
-    return next((a for a in op.ancestors() if a.name in LOOP_OPS), None)
