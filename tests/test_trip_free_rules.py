@@ -1,8 +1,8 @@
 """Rules that need no trip count (issue 21, point 2), and so run whatever the simulation concluded.
 
-* `deadlock.unpaced_release`: a consumer releases ring slots while waiting, in that iteration,
+* `phase.unpaced_release`: a consumer releases ring slots while waiting, in that iteration,
   on nothing its producer signals (its data wait was dropped);
-* `deadlock.counter_restart`: one partition restarts a ring's slot/phase counter per segment
+* `phase.counter_restart`: one partition restarts a ring's slot/phase counter per segment
   while its peer carries it across segments;
 * `deadlock.predicate_mismatch`: an arrive runs under a condition (`seg_len > 0`) its partner
   wait does not share.
@@ -26,7 +26,7 @@ from cli_support import check_text
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "evals" / "cases"
 RING = (Path(__file__).parent / "fixtures" / "segments" / "segment_ring.ttgir").read_text()
-NEW_KINDS = {"deadlock.unpaced_release", "deadlock.counter_restart", "deadlock.predicate_mismatch"}
+NEW_KINDS = {"phase.unpaced_release", "phase.counter_restart", "deadlock.predicate_mismatch"}
 CONSUMER_FULL_WAIT = "          ttng.wait_barrier %fb, %p, %true : !ttg.memdesc<1xi64, #shared, #smem, mutable>\n"
 CONSUMER_CARRY = "iter_args(%i = %idx, %p = %ph)"  # default's inner loop (the first one in the file)
 HANDOFF_ARRIVE = "        ttng.arrive_barrier %res_full, 1, %true"
@@ -59,7 +59,7 @@ def test_a_consumer_that_reads_without_waiting_releases_unpaced(tmp_path):
     polls a parity that came back (a hang) or refills a slot being read."""
     assert CONSUMER_FULL_WAIT in RING
     doc = check_text(tmp_path, RING.replace(CONSUMER_FULL_WAIT, ""))
-    (f,) = _errors(doc, "deadlock.unpaced_release")
+    (f,) = _errors(doc, "phase.unpaced_release")
     assert f["partitions"] == ["default", "partition0"]
     assert f["outcome"].startswith("hang")
     assert "waits on nothing that partition0 signals" in f["message"]
@@ -71,7 +71,7 @@ def test_a_wait_once_per_segment_does_not_pace_the_releases_of_its_rows(tmp_path
     so the rule still fires."""
     text = RING.replace(CONSUMER_FULL_WAIT, "")
     assert "ttng.wait_barrier %res_empty" in text
-    assert _errors(check_text(tmp_path, text), "deadlock.unpaced_release")
+    assert _errors(check_text(tmp_path, text), "phase.unpaced_release")
 
 
 def test_a_ring_counter_restarted_per_segment_in_one_partition(tmp_path):
@@ -81,7 +81,7 @@ def test_a_ring_counter_restarted_per_segment_in_one_partition(tmp_path):
     not need a trip count."""
     assert RING.count(CONSUMER_CARRY) == 2
     doc = check_text(tmp_path, RING.replace(CONSUMER_CARRY, "iter_args(%i = %c0, %p = %c0)", 1))
-    (f,) = _errors(doc, "deadlock.counter_restart")
+    (f,) = _errors(doc, "phase.counter_restart")
     assert f["partitions"] == ["default", "partition0"]
     assert "%full" in f["message"] and "%empty" in f["message"]
 
@@ -91,7 +91,7 @@ def test_both_partitions_restarting_the_ring_agree(tmp_path):
     slot 0 on a ring whose phases both sides count the same way): no counter_restart."""
     text = RING.replace(CONSUMER_CARRY, "iter_args(%i = %c0, %p = %c0)", 1)
     text = text.replace(CONSUMER_CARRY, "iter_args(%i = %z, %p = %z)", 1)
-    assert not _errors(check_text(tmp_path, text), "deadlock.counter_restart")
+    assert not _errors(check_text(tmp_path, text), "phase.counter_restart")
 
 
 def test_a_handoff_arrive_skipped_on_an_empty_segment(tmp_path):
@@ -119,15 +119,15 @@ def test_a_wait_predicated_on_the_same_condition_is_not_a_mismatch(tmp_path):
 # -- the H200-labelled data-dependent mutants ---------------------------------------------------
 @pytest.mark.parametrize("case, kind, limit", [
     # The reducer restarts its ring per segment (H200: hang under every schedule).
-    ("gpu-h200.dd-jagged_norm.restart_ring_L61", "deadlock.counter_restart", True),
+    ("gpu-h200.dd-jagged_norm.restart_ring_L61", "phase.counter_restart", True),
     # The loader restarts it (H200: fault under every schedule, once a hang).
-    ("gpu-h200.dd-jagged_norm.restart_ring_L121", "deadlock.counter_restart", True),
+    ("gpu-h200.dd-jagged_norm.restart_ring_L121", "phase.counter_restart", True),
     # The hand-off arrive predicated on seg_len > 0 (H200: hang whenever a segment is empty).
     ("gpu-h200.dd-jagged_norm.skip_empty_handoff_L99", "deadlock.predicate_mismatch", True),
     # The writer reads the hand-off slot with no wait (H200: hang under every schedule).
-    ("gpu-h200.dd-jagged_norm.drop_handoff_wait_L151", "deadlock.unpaced_release", True),
+    ("gpu-h200.dd-jagged_norm.drop_handoff_wait_L151", "phase.unpaced_release", True),
     # The grouped GEMM's consumer drops its data wait (H200: hang).
-    ("gpu-h200.dd-moe_dw.drop_wait_data_L65", "deadlock.unpaced_release", False),
+    ("gpu-h200.dd-moe_dw.drop_wait_data_L65", "phase.unpaced_release", False),
 ])
 def test_data_dependent_mutants_get_their_error_at_a_limit(tmp_path, case, kind, limit):
     """Each mutant hung (or faulted) on the H200. Where the simulation stopped at a limit (a

@@ -1,4 +1,4 @@
-"""`deadlock.counter_restart`: a ring counter restarts in one partition while its peer carries it.
+"""`phase.counter_restart`: a ring counter restarts in one partition while its peer carries it.
 
 What it does
     Every wait and arrive on a ring of mbarriers indexes its slot (and polls its parity) with a
@@ -110,7 +110,7 @@ def _finding(key: tuple, found: list) -> Finding:
     a, c = found[0][1], found[0][2]
     lines = sorted({x.line for _, a_, c_ in found for x in (a_, c_)} | {loop, carried_in})
     return finding(
-        Kind.DEADLOCK_COUNTER_RESTART, Severity.error,
+        Kind.PHASE_COUNTER_RESTART, Severity.error,
         f"{restarting} restarts the counter that indexes {names} ({a.counter}, line {a.line}) at every entry of the "
         f"loop at line {loop}, while {carrying} carries its counter ({c.counter}, line {c.line}) across the iterations "
         f"of its enclosing loop (it advances in the loop at line {carried_in}): after a pass whose trip count is not a "

@@ -1,4 +1,4 @@
-"""`deadlock.unpaced_release`: a consumer releases a ring slot it never waited to be filled.
+"""`phase.unpaced_release`: a consumer releases a ring slot it never waited to be filled.
 
 What it does
     For each mbarrier that one partition R arrives on (a plain `arrive_barrier`) inside a loop,
@@ -23,6 +23,9 @@ Why is this bad
     (`race.unsynchronized_read`): on the H200 such kernels completed with wrong values. A wait
     once per tile or segment, outside the loop that releases, does not pace those releases:
     within a tile they can still overtake the fills.
+    How it ends depends on the two sides' speeds (a consumer slower than the fills may even
+    complete), which is why it is a `phase.*` kind like `phase.constant_in_loop`, not a
+    `deadlock.*`: an error whose outcome is a hang or a fault, never a certainty of either.
 
 Example
     partition1 (writer of the results), its wait on `res_ready` dropped:
@@ -92,7 +95,7 @@ def unpaced_releases(analysis) -> list[Finding]:
             buf, read_op, write_op = read
             wait_lines = sorted({u.line for u in b.uses if u.role in _WAITS and u.partition == w})
             out.append(finding(
-                Kind.DEADLOCK_UNPACED_RELEASE, Severity.error,
+                Kind.PHASE_UNPACED_RELEASE, Severity.error,
                 f"{r} releases {b.name} at line {release.line} after reading {buf} (line {read_op.line}), which {w} "
                 f"fills at line {write_op.line}; in an iteration of the loop at line {top.line}, {r} waits on nothing that {w} "
                 f"signals, so its releases run ahead of {w}'s fills: it reads slots before they are filled and "
