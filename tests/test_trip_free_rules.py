@@ -106,6 +106,17 @@ def test_a_handoff_arrive_skipped_on_an_empty_segment(tmp_path):
     assert f["outcome"] == "hang"
 
 
+def test_a_handoff_arrive_inside_an_scf_if_on_a_nonempty_segment(tmp_path):
+    """The same skip written as control flow (`scf.if %nonempty { arrive }`): the arrive runs
+    under the if's condition, the wait does not."""
+    text = RING.replace(HANDOFF_ARRIVE + " : !ttg.memdesc<1xi64, #shared, #smem, mutable>\n",
+                        "        %nonempty = arith.cmpi sgt, %len, %c0 : i32\n        scf.if %nonempty {\n  "
+                        + HANDOFF_ARRIVE + " : !ttg.memdesc<1xi64, #shared, #smem, mutable>\n        }\n")
+    assert "scf.if %nonempty" in text
+    (f,) = _errors(check_text(tmp_path, text), "deadlock.predicate_mismatch")
+    assert "%len > 0" in f["message"]
+
+
 def test_a_wait_predicated_on_the_same_condition_is_not_a_mismatch(tmp_path):
     """When the loader computes the same `len > 0` and predicates its wait (and its read and
     release) on it, both sides skip the same segments: no predicate_mismatch."""
