@@ -136,6 +136,60 @@ def test_a_release_order_rule_costs_each_access_once(monkeypatch: pytest.MonkeyP
     assert len(calls) <= 2 * ops, (len(calls), ops)
 
 
+def test_the_release_order_rule_is_pairs_not_triples_on_a_wide_barrier(monkeypatch: pytest.MonkeyPatch,
+                                                                        tmp_path: Path) -> None:
+    """n waits on one barrier, each followed by a store to one buffer, and n arrives, each
+    followed by a load of it (the bench's `release_order_wide`). Each store follows every earlier
+    wait, so the guarded writes of all waits repeat each store up to n times; scanning the repeats
+    made the rule n^3 (83 s at n = 200). Each access is now compared with each distinct write
+    once: about n^2 comparisons."""
+    from barrier_viz.analyses.rules import release_order
+    from barrier_viz.analysis import Analysis
+    from barrier_viz.session import select
+
+    n = 24
+    buf = "!ttg.memdesc<128xf32, #shared, #smem, mutable>"
+    prologue = one_barrier() + f"    %buf = ttg.local_alloc : () -> {buf}\n"
+    default = "".join(f"      ttng.wait_barrier %bar, %c0 : {BAR}\n      ttg.local_store %t, %buf : tensor<128xf32> -> {buf}\n"
+                      for _ in range(n))
+    part = "".join(f"      ttng.arrive_barrier %b1, 1 : {BAR}\n      %y{i} = ttg.local_load %bb : {buf} -> tensor<128xf32>\n"
+                   for i in range(n))
+    path = tmp_path / "wide.ttgir"
+    path.write_text(kernel("%t: tensor<128xf32>", "%bar, %buf", prologue, "      %c0 = arith.constant 0 : i32\n" + default,
+                           f"%b1: {BAR}, %bb: {buf}", part, f"{BAR}, {buf}"))
+    calls = []
+    real = release_order._overlap
+    monkeypatch.setattr(release_order, "_overlap", lambda *a: calls.append(1) or real(*a))
+    found = release_order.use_after_release(Analysis(select(str(path), None, None, require_function=True)))
+    assert len(found) == n  # each load after its own release reads what the next wait's store overwrites
+    assert len(calls) <= 2 * n * n, (len(calls), n)
+
+
+def test_ir_the_mutant_campaign_broke_is_carried_through(tmp_path: Path) -> None:
+    """Two exit-3 IndexErrors of the mutant campaign (bench/bench_hostile.py, seed 24): a
+    char-delete left `arith.muli %, %c8` (the parser warns and keeps the op, one operand short,
+    and the interpreter read the second operand); a negative-number edit left
+    `async_task_id = array<i32: -2147483648>` (a negative id indexed the partition types from
+    the end). Both are carried through: the muli's value is unknown, the task has no type."""
+    short = tmp_path / "short_operands.ttgir"
+    short.write_text(kernel("", "%bar", one_barrier(),
+                            "      %c0 = arith.constant 0 : i32\n      %c8 = arith.constant 8 : i32\n"
+                            "      %band = arith.muli %, %c8 : i32\n"
+                            f"      ttng.wait_barrier %bar, %c0 : {BAR}",
+                            f"%b1: {BAR}", f"      ttng.arrive_barrier %b1, 1 : {BAR}", BAR))
+    r = run_cli("check", str(short), "--format", "json")
+    assert r.exception is None and r.exit_code == 0, (r.exit_code, r.stderr, r.exception)
+    assert "syntax error" in r.stderr and "Traceback" not in r.stderr
+    negative = tmp_path / "negative_task.mlir"
+    negative.write_text("module {\n  tt.func @k() {\n"
+                        "    %c1 = arith.constant {async_task_id = array<i32: -2147483648, 1>} 1 : i32\n"
+                        "    %c2 = arith.constant {async_task_id = array<i32: -1>} 2 : i32\n"
+                        "    tt.return\n  }\n}\n")
+    for command in ("check", "report"):
+        r = run_cli(command, str(negative))
+        assert r.exception is None and r.exit_code in (0, 1, 4), (command, r.exit_code, r.stderr, r.exception)
+
+
 # -- inputs read once ----------------------------------------------------------------------------
 def test_a_fifo_is_read_once(tmp_path: Path) -> None:
     fifo = tmp_path / "in.fifo"
