@@ -94,6 +94,22 @@ def test_too_many_operations_and_too_large_a_unit_are_caps(tmp_path: Path, monke
     one_line_exit_2(run_cli("ops", str(big)), "big.mlir:1:1:", "BARRIER_VIZ_MAX_UNIT_MB")
 
 
+def test_a_huge_barrier_ring_is_a_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `memdesc<1000000000x1xi64>` barrier ring: the phase samples are per slot (2 x depth + 2
+    of them per wait), so `report` ran past 300 s. The slot count is a cap at the allocation."""
+    text = FIXTURE.read_text()
+    assert "!ttg.memdesc<2x1xi64" in text
+    path = tmp_path / "ring.ttgir"
+    path.write_text(text.replace("!ttg.memdesc<2x1xi64", "!ttg.memdesc<1000000000x1xi64"))
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if "!ttg.memdesc<2x1xi64" in t)
+    for command in ("barriers", "phases", "check"):
+        one_line_exit_2(run_cli(command, str(path)), f"ring.ttgir:{line}:", "1,000,000,000 slots", "BARRIER_VIZ_MAX_SLOTS")
+    monkeypatch.setenv("BARRIER_VIZ_MAX_SLOTS", "1")
+    one_line_exit_2(run_cli("barriers", str(FIXTURE)), "2 slots", "BARRIER_VIZ_MAX_SLOTS")
+    monkeypatch.setenv("BARRIER_VIZ_MAX_SLOTS", "2")
+    assert run_cli("barriers", str(FIXTURE)).exit_code == 0
+
+
 def test_a_gzip_bomb_stops_at_the_ratio_cap(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.ttgir.gz"
     bomb.write_bytes(gzip.compress(b"// " + b"a" * (40 << 20) + b"\n", 9))  # 40 MB in ~40 KB
