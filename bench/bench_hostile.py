@@ -257,6 +257,20 @@ def run_one(spec: dict, work: Path, steps: int, timeout: float) -> dict:
             "maxrss_mb": round(usage.ru_maxrss / 1024, 1), "stderr": stderr[-2000:], "timeout": status == -1}
 
 
+def wait_measured(p: subprocess.Popen, start: float, timeout: float):
+    """(wait status, rusage, timed out) of `p` and the children it waited for, killed past
+    `timeout` wall seconds from `start`."""
+    while True:
+        done, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if done:
+            return status, usage, False
+        if time.monotonic() - start > timeout:
+            p.kill()
+            _, status, usage = os.wait4(p.pid, 0)
+            return status, usage, True
+        time.sleep(0.02)
+
+
 def _run_shell(spec: dict, steps: int, timeout: float) -> dict:
     """`check <(cat FILE)` through bash. `wait4` on bash's pid gives the usage of bash and the
     `barrier-viz` it waited for (RUSAGE_CHILDREN would be the largest of every run so far)."""
@@ -265,17 +279,7 @@ def _run_shell(spec: dict, steps: int, timeout: float) -> dict:
     start = time.monotonic()
     with tempfile.TemporaryFile() as err:
         p = subprocess.Popen(["bash", "-c", cmd], stdout=subprocess.DEVNULL, stderr=err, env=env)
-        to = False
-        while True:
-            done, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() - start > timeout:
-                p.kill()
-                _, status, usage = os.wait4(p.pid, 0)
-                to = True
-                break
-            time.sleep(0.02)
+        status, usage, to = wait_measured(p, start, timeout)
         p.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         stderr = err.read().decode(errors="replace")

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_hostile import wait_measured  # noqa: E402
 BAR = "!ttg.memdesc<1xi64, #shared, #smem, mutable>"
 BARS = "!ttg.memdesc<1x1xi64, #shared, #smem, mutable>"
 BUF = "!ttg.memdesc<128xf32, #shared, #smem, mutable>"
@@ -68,17 +70,7 @@ def run(cmd: list[str], steps: int, timeout: float) -> dict:
     start = time.monotonic()
     with tempfile.TemporaryFile() as err:
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
-        timed_out = False
-        while True:
-            done, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() - start > timeout:
-                p.kill()
-                _, status, usage = os.wait4(p.pid, 0)
-                timed_out = True
-                break
-            time.sleep(0.02)
+        status, usage, timed_out = wait_measured(p, start, timeout)
         err.seek(0)
         stderr = err.read().decode(errors="replace")
     return {"exit": os.waitstatus_to_exitcode(status), "timeout": timed_out, "wall": round(time.monotonic() - start, 2),
