@@ -2,7 +2,7 @@
 each run of `barrier-viz check` measured for exit code, tracebacks, CPU time and peak memory.
 
     .venv/bin/python bench/bench_hostile.py [--corpus ../shared/corpus] [--mutants 1000]
-        [--steps 100000] [--jobs 2] [--json OUT] [--hostile-only]
+        [--steps 100000] [--start N] [--json OUT] [--hostile-only]
 
 Runs are forked from one process that has imported the CLI (so a thousand runs do not pay a
 thousand interpreter start-ups); each child runs the real console entry point (`cli.main`, with
@@ -325,6 +325,7 @@ def main() -> None:
     ap.add_argument("--mem-slack", type=float, default=64.0)
     ap.add_argument("--seed", type=int, default=24)
     ap.add_argument("--hostile-only", action="store_true")
+    ap.add_argument("--start", type=int, default=0, help="run mutants from this index on (resume a campaign)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
@@ -342,7 +343,9 @@ def main() -> None:
         for n in range(args.mutants):
             src = files[n % len(files)]
             kind = KINDS[(n // len(files)) % len(KINDS)] if n < len(files) * len(KINDS) else rng.choice(KINDS)
-            data = mutate(src.read_bytes(), kind, rng)
+            data = mutate(src.read_bytes(), kind, rng)  # every mutant drawn, so --start keeps the seeded sequence
+            if n < args.start:
+                continue
             p = work / f"m{n:04d}{src.suffix}"
             p.write_bytes(data)
             specs.append({"name": f"{src.name}:{kind}", "kind": kind, "path": str(p), "bytes": len(data)})
