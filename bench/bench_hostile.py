@@ -2,7 +2,7 @@
 each run of `barrier-viz check` measured for exit code, tracebacks, CPU time and peak memory.
 
     .venv/bin/python bench/bench_hostile.py [--corpus ../shared/corpus] [--mutants 1000]
-        [--steps 100000] [--jobs 2] [--json OUT] [--hostile-only]
+        [--steps 100000] [--start N] [--json OUT] [--hostile-only]
 
 Runs are forked from one process that has imported the CLI (so a thousand runs do not pay a
 thousand interpreter start-ups); each child runs the real console entry point (`cli.main`, with
@@ -10,7 +10,7 @@ its resource guards) on one input, and `wait4` gives its CPU time and peak RSS. 
 starts with the parent's resident pages, so memory is reported as the growth over the parent
 (`baseline`). The contract each run is held to:
 
-* exit 0, 1 or 2 (never 3, never a signal), no `Traceback` on stderr;
+* exit 0, 1, 2 or 4 (never 3, never a signal), no `Traceback` on stderr;
 * an exit 2 has exactly one `error:` line, and a cap (`(limit for ...`) names its variable;
 * CPU time within the step budget plus a stated slack: `--cpu-slack` seconds (default 60: the
   parse, facts and static rules a budget in steps does not count, on a loaded machine);
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import io
 import json
 import os
 import random
@@ -133,12 +134,12 @@ def hostile_inputs(work: Path, fixture: Path) -> list[dict]:
     put("loc_10MB", b"".join(lines[:3] + [b'#locq = loc("' + b"L" * (10 << 20) + b'")\n'] + lines[3:]), ".ttgir")
     body = b"".join(b"    %%v%d = arith.constant %d : i32\n" % (n, n) for n in range(1_000_000))
     put("ops_1M", b"module {\n  tt.func @k() {\n" + body + b"    tt.return\n  }\n}\n")
-    bomb = gzip.compress(b"\x00" * (2600 << 20), 9)  # ~2.6 GB of zeros in a few MB
-    put("gzip_bomb", bomb, ".ttgir.gz")
+    put("gzip_bomb", _gzip_zeros(2600 << 20), ".ttgir.gz")  # ~2.6 GB of zeros in a few MB
     put("release_order_wide", _wide_release_kernel(400), ".ttgir")
     nested_if = "".join("      scf.if %f {\n" for _ in range(10_000)) + "".join("      }\n" for _ in range(10_000))
     put("nested_if_10k", (b"module {\n  tt.func @k(%f: i1) {\n" + nested_if.encode() + b"    tt.return\n  }\n}\n"))
     put("huge_barrier_alloc", base.replace(b"!ttg.memdesc<1xi64", b"!ttg.memdesc<1000000000xi64"), ".ttgir")
+    put("huge_barrier_ring", base.replace(b"!ttg.memdesc<2x1xi64", b"!ttg.memdesc<1000000000x1xi64"), ".ttgir")
     put("huge_loop_bound", base.replace(b"arith.constant 1 : i32", b"arith.constant 2147483647 : i32"), ".ttgir")
     put("empty", b"")
     put("comments_only", b"// nothing here\n" * 100)
@@ -149,6 +150,17 @@ def hostile_inputs(work: Path, fixture: Path) -> list[dict]:
     out.append({"name": "fifo", "kind": "hostile", "path": str(work / "in.fifo"), "fifo": str(fixture), "bytes": len(base)})
     out.append({"name": "process_substitution", "kind": "hostile", "path": str(fixture), "procsub": True, "bytes": len(base)})
     return out
+
+
+def _gzip_zeros(size: int) -> bytes:
+    """`size` zero bytes, gzipped a megabyte at a time: this process never holds them, so its
+    high-water mark (which a vforked `bash` reports as its own peak RSS) stays low."""
+    out = io.BytesIO()
+    chunk = b"\x00" * (1 << 20)
+    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=9) as gz:
+        for _ in range(size >> 20):
+            gz.write(chunk)
+    return out.getvalue()
 
 
 def _wide_release_kernel(n: int) -> bytes:
@@ -256,20 +268,35 @@ def run_one(spec: dict, work: Path, steps: int, timeout: float) -> dict:
             "maxrss_mb": round(usage.ru_maxrss / 1024, 1), "stderr": stderr[-2000:], "timeout": status == -1}
 
 
+def wait_measured(p: subprocess.Popen, start: float, timeout: float):
+    """(wait status, rusage, timed out) of `p` and the children it waited for, killed past
+    `timeout` wall seconds from `start`."""
+    while True:
+        done, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if done:
+            return status, usage, False
+        if time.monotonic() - start > timeout:
+            p.kill()
+            _, status, usage = os.wait4(p.pid, 0)
+            return status, usage, True
+        time.sleep(0.02)
+
+
 def _run_shell(spec: dict, steps: int, timeout: float) -> dict:
+    """`check <(cat FILE)` through bash. `wait4` on bash's pid gives the usage of bash and the
+    `barrier-viz` it waited for (RUSAGE_CHILDREN would be the largest of every run so far)."""
     cmd = f"{sys.executable} -m barrier_viz check <(cat {spec['path']}) --format json"
     env = {**os.environ, "BARRIER_VIZ_SIM_STEPS": str(steps), "PYTHONPATH": str(HERE.parent / "tools")}
     start = time.monotonic()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    try:
-        r = subprocess.run(["bash", "-c", cmd], capture_output=True, timeout=timeout, env=env)
-        code, stderr, to = r.returncode, r.stderr.decode(errors="replace"), False
-    except subprocess.TimeoutExpired:
-        code, stderr, to = -1, "", True
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {"exit": code, "wall": round(time.monotonic() - start, 3),
-            "cpu": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 3),
-            "maxrss_mb": round(after.ru_maxrss / 1024, 1), "stderr": stderr[-2000:], "timeout": to, "own_process": True}
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(["bash", "-c", cmd], stdout=subprocess.DEVNULL, stderr=err, env=env)
+        status, usage, to = wait_measured(p, start, timeout)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    return {"exit": -1 if to else p.returncode, "wall": round(time.monotonic() - start, 3),
+            "cpu": round(usage.ru_utime + usage.ru_stime, 3), "maxrss_mb": round(usage.ru_maxrss / 1024, 1),
+            "stderr": stderr[-2000:], "timeout": to, "own_process": True}
 
 
 def judge(spec: dict, r: dict, baseline_mb: float, cpu_slack: float, mem_slack_mb: float) -> list[str]:
@@ -277,7 +304,7 @@ def judge(spec: dict, r: dict, baseline_mb: float, cpu_slack: float, mem_slack_m
     bad = []
     if r["timeout"]:
         bad.append("timeout")
-    if r["exit"] not in (0, 1, 2):
+    if r["exit"] not in (0, 1, 2, 4):  # 4: not judged (the model did not reach), a stated verdict
         bad.append(f"exit {r['exit']}")
     if "Traceback" in r["stderr"]:
         bad.append("traceback")
@@ -309,6 +336,7 @@ def main() -> None:
     ap.add_argument("--mem-slack", type=float, default=64.0)
     ap.add_argument("--seed", type=int, default=24)
     ap.add_argument("--hostile-only", action="store_true")
+    ap.add_argument("--start", type=int, default=0, help="run mutants from this index on (resume a campaign)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
@@ -326,11 +354,13 @@ def main() -> None:
         for n in range(args.mutants):
             src = files[n % len(files)]
             kind = KINDS[(n // len(files)) % len(KINDS)] if n < len(files) * len(KINDS) else rng.choice(KINDS)
-            data = mutate(src.read_bytes(), kind, rng)
+            data = mutate(src.read_bytes(), kind, rng)  # every mutant drawn, so --start keeps the seeded sequence
+            if n < args.start:
+                continue
             p = work / f"m{n:04d}{src.suffix}"
             p.write_bytes(data)
             specs.append({"name": f"{src.name}:{kind}", "kind": kind, "path": str(p), "bytes": len(data)})
-    print(f"{len(specs)} runs ({len(specs) - 18 if not args.hostile_only else 0} mutants), steps={args.steps}, "
+    print(f"{len(specs)} runs ({sum(s['kind'] != 'hostile' for s in specs)} mutants), steps={args.steps}, "
           f"baseline RSS {baseline_mb:.0f} MB, work dir {work}", flush=True)
     results = []
     t0 = time.monotonic()

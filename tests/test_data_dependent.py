@@ -47,11 +47,12 @@ EXPECTED_ERRORS: dict[str, dict[str, str]] = {
                                 "epilogue's two TMA stores are never retired (no async_tma_store_wait anywhere in "
                                 "the kernel) before the correction partitions rewrite o0_smem / o1_smem for the "
                                 "next tile, nor before the program exits (not observed: no Blackwell GPU here)",
-        "race.missing_acquire": "NOT YET JUDGED (open false-verdict candidate): the TMEM read of o0/o1 (tmem_load) "
-                                "against the next tile's P.V MMA into it; the MMA partition waits producer_o0/o1 with "
-                                "the outer counter's inverted parity, which orders the next tile's MMA after the "
-                                "release by hand-reading. Seen since check reports run races (issue 22) and loaded "
-                                "offsets drive the runs (issue 21); to be judged next session",
+        "race.missing_acquire": "true latent race, the tutorial's own FIXME ('wait till o0 is done for the inner "
+                                "loop', and the same for o1): each correction partition reads its output accumulator "
+                                "(tmem_load of o0 / o1) after its KV loop with no wait on producer_commit_o0 / _o1, "
+                                "so the tile's last P.V MMA into that TMEM (tc_gen5_mma, async) may still be "
+                                "writing it; the commit barriers have no waiter at all (the two warnings say so). "
+                                "Not observed on a GPU (tcgen05 needs Blackwell; the device here is an H200)",
     }
     for name in ("gdpa_kernel_tma_ws_blackwell__BM256_BN128_KV3_PP0_AR232",
                  "gdpa_kernel_tma_ws_blackwell__BM256_BN128_KV3_PP1_AR192")

@@ -94,6 +94,22 @@ def test_too_many_operations_and_too_large_a_unit_are_caps(tmp_path: Path, monke
     one_line_exit_2(run_cli("ops", str(big)), "big.mlir:1:1:", "BARRIER_VIZ_MAX_UNIT_MB")
 
 
+def test_a_huge_barrier_ring_is_a_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `memdesc<1000000000x1xi64>` barrier ring: the phase samples are per slot (2 x depth + 2
+    of them per wait), so `report` ran past 300 s. The slot count is a cap at the allocation."""
+    text = FIXTURE.read_text()
+    assert "!ttg.memdesc<2x1xi64" in text
+    path = tmp_path / "ring.ttgir"
+    path.write_text(text.replace("!ttg.memdesc<2x1xi64", "!ttg.memdesc<1000000000x1xi64"))
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if "!ttg.memdesc<2x1xi64" in t)
+    for command in ("barriers", "phases", "check"):
+        one_line_exit_2(run_cli(command, str(path)), f"ring.ttgir:{line}:", "1,000,000,000 slots", "BARRIER_VIZ_MAX_SLOTS")
+    monkeypatch.setenv("BARRIER_VIZ_MAX_SLOTS", "1")
+    one_line_exit_2(run_cli("barriers", str(FIXTURE)), "2 slots", "BARRIER_VIZ_MAX_SLOTS")
+    monkeypatch.setenv("BARRIER_VIZ_MAX_SLOTS", "2")
+    assert run_cli("barriers", str(FIXTURE)).exit_code == 0
+
+
 def test_a_gzip_bomb_stops_at_the_ratio_cap(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.ttgir.gz"
     bomb.write_bytes(gzip.compress(b"// " + b"a" * (40 << 20) + b"\n", 9))  # 40 MB in ~40 KB
@@ -134,6 +150,60 @@ def test_a_release_order_rule_costs_each_access_once(monkeypatch: pytest.MonkeyP
     release_order.use_after_release(a)
     ops = sum(1 for _ in a.sel.operations())
     assert len(calls) <= 2 * ops, (len(calls), ops)
+
+
+def test_the_release_order_rule_is_pairs_not_triples_on_a_wide_barrier(monkeypatch: pytest.MonkeyPatch,
+                                                                        tmp_path: Path) -> None:
+    """n waits on one barrier, each followed by a store to one buffer, and n arrives, each
+    followed by a load of it (the bench's `release_order_wide`). Each store follows every earlier
+    wait, so the guarded writes of all waits repeat each store up to n times; scanning the repeats
+    made the rule n^3 (83 s at n = 200). Each access is now compared with each distinct write
+    once: about n^2 comparisons."""
+    from barrier_viz.analyses.rules import release_order
+    from barrier_viz.analysis import Analysis
+    from barrier_viz.session import select
+
+    n = 24
+    buf = "!ttg.memdesc<128xf32, #shared, #smem, mutable>"
+    prologue = one_barrier() + f"    %buf = ttg.local_alloc : () -> {buf}\n"
+    default = "".join(f"      ttng.wait_barrier %bar, %c0 : {BAR}\n      ttg.local_store %t, %buf : tensor<128xf32> -> {buf}\n"
+                      for _ in range(n))
+    part = "".join(f"      ttng.arrive_barrier %b1, 1 : {BAR}\n      %y{i} = ttg.local_load %bb : {buf} -> tensor<128xf32>\n"
+                   for i in range(n))
+    path = tmp_path / "wide.ttgir"
+    path.write_text(kernel("%t: tensor<128xf32>", "%bar, %buf", prologue, "      %c0 = arith.constant 0 : i32\n" + default,
+                           f"%b1: {BAR}, %bb: {buf}", part, f"{BAR}, {buf}"))
+    calls = []
+    real = release_order._overlap
+    monkeypatch.setattr(release_order, "_overlap", lambda *a: calls.append(1) or real(*a))
+    found = release_order.use_after_release(Analysis(select(str(path), None, None, require_function=True)))
+    assert len(found) == n  # each load after its own release reads what the next wait's store overwrites
+    assert len(calls) <= 2 * n * n, (len(calls), n)
+
+
+def test_ir_the_mutant_campaign_broke_is_carried_through(tmp_path: Path) -> None:
+    """Two exit-3 IndexErrors of the mutant campaign (bench/bench_hostile.py, seed 24): a
+    char-delete left `arith.muli %, %c8` (the parser warns and keeps the op, one operand short,
+    and the interpreter read the second operand); a negative-number edit left
+    `async_task_id = array<i32: -2147483648>` (a negative id indexed the partition types from
+    the end). Both are carried through: the muli's value is unknown, the task has no type."""
+    short = tmp_path / "short_operands.ttgir"
+    short.write_text(kernel("", "%bar", one_barrier(),
+                            "      %c0 = arith.constant 0 : i32\n      %c8 = arith.constant 8 : i32\n"
+                            "      %band = arith.muli %, %c8 : i32\n"
+                            f"      ttng.wait_barrier %bar, %c0 : {BAR}",
+                            f"%b1: {BAR}", f"      ttng.arrive_barrier %b1, 1 : {BAR}", BAR))
+    r = run_cli("check", str(short), "--format", "json")
+    assert r.exception is None and r.exit_code == 0, (r.exit_code, r.stderr, r.exception)
+    assert "syntax error" in r.stderr and "Traceback" not in r.stderr
+    negative = tmp_path / "negative_task.mlir"
+    negative.write_text("module {\n  tt.func @k() {\n"
+                        "    %c1 = arith.constant {async_task_id = array<i32: -2147483648, 1>} 1 : i32\n"
+                        "    %c2 = arith.constant {async_task_id = array<i32: -1>} 2 : i32\n"
+                        "    tt.return\n  }\n}\n")
+    for command in ("check", "report"):
+        r = run_cli(command, str(negative))
+        assert r.exception is None and r.exit_code in (0, 1, 4), (command, r.exit_code, r.stderr, r.exception)
 
 
 # -- inputs read once ----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from .facts.buffers import BufferFacts, buffer_facts
 from .facts.partitions import PartitionMap, module_warps
 from .facts.trace import Tracer
 from .facts.values import ValueIndex
+from . import limits
 from .ir.model import Operation
 from .session import Selection
 
@@ -47,7 +48,9 @@ class Analysis:
 
     @cached_property
     def barriers(self) -> BarrierFacts:
-        return collect_barriers(self.ops, self.tracer, self.partitions)
+        facts = collect_barriers(self.ops, self.tracer, self.partitions)
+        limits.check_barrier_slots(facts, self.sel.unit.path)
+        return facts
 
     @cached_property
     def buffers(self) -> BufferFacts:

@@ -9,7 +9,7 @@ and breaking one is a one-line exit 2 that names the limit and the variable that
     big.ttgir:1:1: line 1 is longer than the limit (limit for one line: 262,144 bytes; set BARRIER_VIZ_MAX_LINE_KB to raise it)
 
 The defaults sit far above every real kernel of the corpus (the longest line is 11 KB, the
-largest kernel 436 KB, the best gzip ratio 21x, clusters of 2-8 CTAs) and low enough that the
+largest kernel 436 KB, the best gzip ratio 21x, clusters of 2-8 CTAs, barrier rings of 1-8 slots) and low enough that the
 parsed unit stays within a few hundred MB. The simulation has its own budget, in steps
 (`analyses.sim.budget`); `CPU_SECONDS` is the backstop for everything else.
 """
@@ -61,9 +61,20 @@ OPERATIONS = Limit("operations in one unit", "BARRIER_VIZ_MAX_OPS", 100_000)
 NESTING = Limit("bracket nesting within one line", "BARRIER_VIZ_MAX_NESTING", 256)
 CTAS = Limit("CTAs per cluster", "BARRIER_VIZ_MAX_CTAS", 16)
 WARPS = Limit("warps per CTA", "BARRIER_VIZ_MAX_WARPS", 64)
-SLOTS = Limit("barrier slots of one allocation", "BARRIER_VIZ_MAX_SLOTS", 65_536)
+SLOTS = Limit("barrier slots of one allocation", "BARRIER_VIZ_MAX_SLOTS", 256)
 CPU_SECONDS = Limit("CPU seconds of one command", "BARRIER_VIZ_MAX_CPU_SECONDS", 600)
 MEMORY = Limit("memory of one command", "BARRIER_VIZ_MAX_MEMORY_MB", 4096, MIB)
+
+
+def check_barrier_slots(facts, path: str) -> None:
+    """A barrier ring (or NVWS token, aref) with more slots than `SLOTS`: the phase samples and
+    tables are per slot and depth (a `memdesc<1000000000x1xi64>` ring ran `report` past 300 s),
+    so it is refused where the barrier facts are built, at the allocation's line."""
+    for b in facts.barriers:
+        if b.slots is not None and b.slots > SLOTS.value:
+            column = b.alloc.column if b.alloc is not None else 1
+            raise SLOTS.error(path, f"{b.name} has {b.slots:,} slots", b.line, column)
+
 
 class LimitExceeded(InputError):
     """A cap hit while running (CPU time, memory) rather than while reading: exit 2 like the rest."""

@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from pydantic import ConfigDict, Field
 
+from .. import limits
 from ..facts.barriers import Barrier, BarrierFacts, BarrierKind, BarrierUse, Role, collect_barriers, remote_uses
 from ..facts.partitions import PartitionMap, module_warps
 from ..facts.trace import Tracer
@@ -124,7 +125,9 @@ def barrier_facts(sel: Selection) -> BarrierFacts:
     """Barrier facts of the function (or unit) in `sel`, with partition membership."""
     ops = list(sel.operations())
     partitions = PartitionMap(ops, module_warps(ops))
-    return collect_barriers(ops, Tracer(sel.ir), partitions)
+    facts = collect_barriers(ops, Tracer(sel.ir), partitions)
+    limits.check_barrier_slots(facts, sel.unit.path)
+    return facts
 
 
 def barriers_document(sel: Selection, *, warnings: list[str] | None = None) -> BarriersDoc:
@@ -132,6 +135,7 @@ def barriers_document(sel: Selection, *, warnings: list[str] | None = None) -> B
     partitions = PartitionMap(ops, module_warps(ops))
     tracer = Tracer(sel.ir)
     facts = collect_barriers(ops, tracer, partitions)
+    limits.check_barrier_slots(facts, sel.unit.path)
     return BarriersDoc(
         input=InputRef(**sel.input_ref()),
         barriers=[_barrier_info(b, partitions) for b in facts.barriers],

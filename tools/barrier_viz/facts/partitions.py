@@ -220,7 +220,7 @@ class PartitionMap:
                 self._add(op, part)
         for tid in sorted(by_id):
             part = by_id[tid]
-            if tid < len(types):
+            if 0 <= tid < len(types):  # a negative id (bad IR) names no type
                 part.type = str(types[tid])
             self.partitions.append(part)
         for lst in self._by_op.values():

@@ -22,8 +22,11 @@ class Kind(str, Enum):
     DEADLOCK_NO_PRODUCER = "deadlock.no_producer"
     DEADLOCK_PARITY_CADENCE = "deadlock.parity_cadence"
     DEADLOCK_CYCLE = "deadlock.cycle"
+    DEADLOCK_PREDICATE_MISMATCH = "deadlock.predicate_mismatch"
     WAIT_REDUNDANT = "wait.redundant"
     PHASE_CONSTANT_IN_LOOP = "phase.constant_in_loop"
+    PHASE_UNPACED_RELEASE = "phase.unpaced_release"
+    PHASE_COUNTER_RESTART = "phase.counter_restart"
     RACE_PACKED_TMEM_OVERWRITE = "race.packed_tmem_overwrite"
     RACE_REDUNDANT_ZERO_STORE = "race.redundant_zero_store"
     RACE_MISSING_ACQUIRE = "race.missing_acquire"
@@ -55,8 +58,11 @@ HANG_KINDS = frozenset(
         Kind.DEADLOCK_NO_PRODUCER.value,
         Kind.DEADLOCK_PARITY_CADENCE.value,
         Kind.DEADLOCK_CYCLE.value,
+        Kind.DEADLOCK_PREDICATE_MISMATCH.value,
         Kind.EXPECT_BYTES_MISMATCH.value,
         Kind.PHASE_CONSTANT_IN_LOOP.value,
+        Kind.PHASE_UNPACED_RELEASE.value,
+        Kind.PHASE_COUNTER_RESTART.value,
     }
 )
 

@@ -48,7 +48,8 @@ _WRONG_KINDS = {"race.packed_tmem_overwrite", "race.redundant_zero_store", "race
 # Kinds whose consequence the rule that raised them states in the evidence (`consequence`): an
 # explanation says whether the access it looks at is ordered by something else.
 _EVIDENCE_KINDS = {"channel.same_partition", "arrive.unpaired", "barrier.init_count_invalid",
-                   "barrier.count_unreachable", "expect.zero_bytes"}
+                   "barrier.count_unreachable", "expect.zero_bytes",
+                   "phase.unpaced_release", "phase.counter_restart", "deadlock.predicate_mismatch"}
 
 
 def outcome_of(kind: str, severity: str, evidence: dict[str, Any] | None) -> str:

@@ -36,3 +36,25 @@ def buffer_name(key: tuple, writers) -> str:
     op = writers[0][0]
     pos = op.positional
     return pos[1] if len(pos) > 1 else "buffer"
+
+
+# Ops that read shared or tensor memory, with the positions of the operands they read.
+READ_OPERANDS = {
+    "ttng.tc_gen5_mma": (0, 1),
+    "ttng.tc_gen5_mma_scaled": (0, 1),
+    "ttng.warp_group_dot": (0, 1),
+    "tt.dot": (0, 1),
+    "ttg.local_load": (0,),
+    "ttng.async_tma_copy_local_to_global": (1,),
+}
+
+
+def remotely_arrived(analysis) -> set[int]:
+    """Allocations of barriers some op reaches through `map_to_remote_buffer` (a peer CTA's copy)."""
+    out: set[int] = set()
+    for op in analysis.ops:
+        if op.name == "ttng.map_to_remote_buffer" and op.operands:
+            t = analysis.tracer.trace(op.operands[0], op)
+            if t.root is not None:
+                out.add(id(t.root))
+    return out

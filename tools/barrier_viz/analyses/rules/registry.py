@@ -16,7 +16,8 @@ from ..model.findings import Finding, Kind
 from ..model.kinds import LIMIT_DOCS, KindDoc, Rule
 from ..sim import kinds as sim_kinds
 from . import (barrier_sanity, constant_phase, coverage_rows, descriptor_reuse, early_release, expect_bytes,
-               explanations, redundant_wait, release_order, remote_wait, same_partition, tma_channel, tma_store)
+               counter_restart, explanations, predicate_mismatch, redundant_wait, release_order, remote_wait, same_partition,
+               tma_channel, tma_store, unpaced_release)
 
 RULES: tuple[Rule, ...] = (
     constant_phase.RULE,
@@ -31,6 +32,9 @@ RULES: tuple[Rule, ...] = (
     release_order.RULE,
     descriptor_reuse.RULE,
     barrier_sanity.RULE,
+    unpaced_release.RULE,
+    counter_restart.RULE,
+    predicate_mismatch.RULE,
     explanations.RULE,  # last: it explains the findings of the rules before it
 )
 

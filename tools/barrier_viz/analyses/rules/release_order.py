@@ -206,13 +206,13 @@ def _ordered(analysis, access: Operation, write: Operation, wait_op: Operation, 
     if not later:
         return False
     up = max(0, loop_depth(write) - loop_depth(wait_op))
-    waits = cache.get(("waits", id(write), id(wait_op)))
+    waits = cache.get(("waits", id(write), up))  # what is around the write depends on `up`, not on which wait
     if waits is None:
         before = [(b, u) for op in preceding_in_iteration(write, up) for b, u in uses_by_op.get(id(op), ())
                   if u.role in _WAIT_ROLES]
         after = [(b, u) for op in following_in_iteration(write, up) for b, u in uses_by_op.get(id(op), ())
                  if u.role in _WAIT_ROLES and not _inverted(analysis, u)]
-        waits = cache[("waits", id(write), id(wait_op))] = before + after
+        waits = cache[("waits", id(write), up)] = before + after
     if any(b1 is b2 and _loosely_same(u1, u2) for b1, u1 in later for b2, u2 in waits):
         return True
     return _ordered_by_chain(analysis, access, write, up, uses_by_op)
@@ -272,6 +272,8 @@ class _Memo:
         self.guarded: dict[int, list] = {}
         self.ordering: dict[tuple, list] = {}  # `_ordered`'s arrivals after an access, waits around a write
         self.hits: dict[tuple, tuple | None] = {}  # first unordered overlapping write, per access and guard set
+        self.included: dict[tuple, tuple] = {}  # the waits a release hands back to, per partition and slot shape
+        self.groups: dict[tuple, dict[int, list]] = {}  # the guarded writes of a set of waits, by allocation
 
     def access(self, op: Operation, kind: str) -> list[tuple[str, Extent]]:
         key = (id(op), kind)
@@ -293,6 +295,30 @@ class _Memo:
             self.guarded[id(w)] = found
         return found
 
+    def guarded_by_all(self, b, waits: list, included: tuple) -> dict[int, list]:
+        """The guarded writes of the `included` waits, by allocation, each once: an entry that
+        repeats an earlier one's extent, barrier slot, writing op and loop distance to its wait
+        (the same write after several waits of one partition) decides overlap and ordering
+        exactly as the earlier one does, so the first unordered write is the same without it.
+        (Keeping every repeat made the rule arrives x waits x ops on wide kernels.)"""
+        found = self.groups.get(included)
+        if found is None:
+            found, keys, members = {}, set(), set(included)
+            for w in waits:
+                if id(w) not in members:
+                    continue
+                for g in self.guarded_by(b, w):
+                    (ext, slot), wop, wait_op = g[0], g[1], g[4].op
+                    ring = ext[1]
+                    key = (ext[0], None if ring is None else (id(ring[0]), ring[1]), ext[2], ext[3],
+                           None if slot is None else (id(slot[0]), slot[1]), id(wop),
+                           max(0, loop_depth(wop) - loop_depth(wait_op)))
+                    if key not in keys:
+                        keys.add(key)
+                        found.setdefault(ext[0], []).append(g)
+            self.groups[included] = found
+        return found
+
 
 def use_after_release(analysis) -> list[Finding]:
     wait_ops = {id(u.op) for b in analysis.barriers.barriers for u in b.uses if u.role in _WAIT_ROLES}
@@ -311,13 +337,13 @@ def use_after_release(analysis) -> list[Finding]:
             if rel.role is not Role.ARRIVE or rel.partition is None:
                 continue
             # (extent, barrier slot), writer op, partition, wait line, wait use; by allocation
-            guarded: dict[int, list[tuple]] = {}
             rel_slot = _barrier_slot(analysis, b, rel)
-            included = tuple(id(w) for w in waits if w.partition != rel.partition and _same_slot(w, rel))
-            for w in waits:
-                if id(w) in included:
-                    for g in memo.guarded_by(b, w):
-                        guarded.setdefault(g[0][0][0], []).append(g)
+            shape = (id(b), rel.partition, tuple(x if isinstance(x, int) else None for x in _slot(rel)))  # what _same_slot reads
+            included = memo.included.get(shape)
+            if included is None:
+                included = memo.included[shape] = tuple(id(w) for w in waits if w.partition != rel.partition
+                                                        and _same_slot(w, rel))
+            guarded = memo.guarded_by_all(b, waits, included)
             group = (included, id(rel_slot[0]) if rel_slot else None, rel_slot[1] if rel_slot else None)
             if not guarded:
                 continue

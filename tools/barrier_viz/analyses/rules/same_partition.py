@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...facts.barriers import Role
 from ..model.findings import Finding, Kind, Severity, finding
 from ..model.kinds import KindDoc, Rule
-from ..program.operands import barrier_label, slot_key
+from ..program.operands import barrier_label, remotely_arrived, slot_key
 from ..program.order import following_in_iteration, preceding_in_iteration
 
 
@@ -25,7 +25,7 @@ def same_partition_channels(analysis) -> list[Finding]:
     partition has just loaded): a no-op, reported as info. Otherwise the wait waits for an
     arrive its own partition makes later (or in another loop): a warning."""
     out: list[Finding] = []
-    remote = _remotely_arrived(analysis)
+    remote = remotely_arrived(analysis)
     for b in analysis.barriers.barriers:
         arrives = [u for u in b.uses if u.role not in (Role.WAIT, Role.ACQUIRE, Role.INIT, Role.INVAL)]
         if not arrives or any(u.role is not Role.ARRIVE for u in arrives):
@@ -66,17 +66,6 @@ def same_partition_channels(analysis) -> list[Finding]:
 
 _VIEWS = frozenset({"ttg.memdesc_index", "ttg.memdesc_reinterpret", "ttng.tmem_subslice", "ttg.memdesc_subslice",
                     "arith.constant"})
-
-
-def _remotely_arrived(analysis) -> set[int]:
-    """Allocations of barriers some op reaches through `map_to_remote_buffer` (a peer CTA's copy)."""
-    out: set[int] = set()
-    for op in analysis.ops:
-        if op.name == "ttng.map_to_remote_buffer" and op.operands:
-            t = analysis.tracer.trace(op.operands[0], op)
-            if t.root is not None:
-                out.add(id(t.root))
-    return out
 
 
 RULE = Rule("same_partition", __name__, same_partition_channels, docs=(KindDoc(

@@ -15,18 +15,10 @@ from ...facts.barriers import Role
 from ...ir.model import Operation
 from ..model.findings import Finding, Kind, Severity, finding
 from ..model.kinds import KindDoc, Rule
-from ..program.operands import buffer_name, traced_root
+from ..program.operands import READ_OPERANDS, buffer_name, traced_root
 from ..program.order import following_in_iteration, loop_depth, preceding_in_iteration, same_iteration
 from .silent_readers import unreleased  # the readers that release a slot in no other way
 
-_READS = {
-    "ttng.tc_gen5_mma": (0, 1),
-    "ttng.tc_gen5_mma_scaled": (0, 1),
-    "ttng.warp_group_dot": (0, 1),
-    "tt.dot": (0, 1),
-    "ttg.local_load": (0,),
-    "ttng.async_tma_copy_local_to_global": (1,),
-}
 
 
 def tma_channel_races(analysis) -> list[Finding]:
@@ -55,7 +47,7 @@ def tma_channel_races(analysis) -> list[Finding]:
         return []
     reads: dict[tuple, list[Operation]] = {}
     for op in analysis.ops:
-        positions = _READS.get(op.name)
+        positions = READ_OPERANDS.get(op.name)
         if not positions:
             continue
         pos = op.positional
@@ -152,7 +144,7 @@ def _reads_own_write(analysis, reader: Operation, buf: tuple) -> bool:
     it reads its own data, not the TMA copy's, and needs no wait on the copy's full barrier:
     program order orders the store before the read."""
     part = analysis.partition_name(reader)
-    read = [_view(analysis, pos[k], reader) for k in _READS.get(reader.name, ()) if k < len(pos := reader.positional)]
+    read = [_view(analysis, pos[k], reader) for k in READ_OPERANDS.get(reader.name, ()) if k < len(pos := reader.positional)]
     for prev in preceding_in_iteration(reader):
         if prev.name != "ttg.local_store" or analysis.partition_name(prev) != part:
             continue

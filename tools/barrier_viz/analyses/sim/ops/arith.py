@@ -82,7 +82,7 @@ def execute_arith(m, op: Operation, env: dict[str, Value]) -> None:
         return
     try:
         result = fn(args, width, src_width, op)
-    except (ZeroDivisionError, ValueError, TypeError):
+    except (ZeroDivisionError, ValueError, TypeError, IndexError):  # as arith_value: too few operands is unknown
         result = None
     env[result_name] = _wrap(result, width) if isinstance(result, int) else None
     if isinstance(result, int) and any(a.__class__ is Loaded for a in args):
