@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .launch.input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, memory_points,
-                                  model_of, name_input, simulate_launch)
+from .launch.contract import Assumption, broken_by, contract_of
+from .launch.input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, base_point, explore_inputs,
+                                  memory_points, model_of, name_input, simulate_launch)
 from .model.findings import Finding, Kind, Severity
 from .model.judgement import unjudged_findings, verdict
 from .rules.registry import run_rules
@@ -29,6 +30,7 @@ class CheckResult:
     deadlocks: DeadlockAnalysis | None
     inputs: InputSearch | None = None  # the boundary launches simulated (input_points)
     launch: PointResult | None = None  # the user's own launch (check --args/--pid/--grid)
+    contract: list[Assumption] | None = None  # what the launches simulated assume (launch.contract)
 
     @property
     def has_errors(self) -> bool:
@@ -72,6 +74,8 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
         if launch is not None and dyn.runs:
             user = simulate_launch(analysis, dyn.params, dyn.witness or dyn.runs[0],
                                    {a.position: a.name for a in (model_of(analysis).args if model_of(analysis) else [])})
+            if model is not None:
+                user.outside = broken_by(model, base_point(model, dyn.params), _given(launch))
         if input_points and dyn.simulated:
             inputs = explore_inputs(analysis, dyn.params, sum(r.steps for r in dyn.runs), fixed=_fixed(analysis, launch),
                                     classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
@@ -83,6 +87,8 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                                            fixed=bool(launch is not None and launch.loads))
             if dyn.witness is None:
                 _add_point_findings(found, inputs)
+            elif user is not None and user.outside:
+                pass  # the user's launch breaks an inferred assumption: said below, not an exclusion
             elif inputs.base_invalid:
                 _demote_excluded_launch(dyn.findings + run_races_found, inputs.base_invalid)
             elif inputs.base_cause() is not None:
@@ -91,10 +97,14 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 cause = inputs.base_cause()
                 for f in dyn.findings:
                     name_input(f, cause)
+    if user is not None and user.outside:
+        _outside_contract([f for f in found if f.severity is not Severity.info and f.kind.startswith(("deadlock.", "race."))],
+                          user.outside)
     found += unjudged_findings(dyn, inputs)
     found = demote_unresolved(found, analysis)
     found.sort(key=Finding.sort_key)
-    return CheckResult(found, dyn, inputs, user)
+    contract = contract_of(model_of(analysis)) if simulate and fn is not None else None
+    return CheckResult(found, dyn, inputs, user, contract)
 
 
 # -- post-passes: where the simulation's findings meet the rules' (in the order `check` runs them)
@@ -137,6 +147,26 @@ def _demote_excluded_launch(findings: list[Finding], why: str) -> None:
     for f in findings:
         f.severity = Severity.info
         f.message = f"Not a verdict: the simulated launch is one the IR excludes ({why}). " + f.message
+
+
+def _outside_contract(findings: list[Finding], broken: list[Assumption]) -> None:
+    """The user's launch breaks an assumption the tool inferred about the launch (not one the IR
+    states): a hang or race there is real at that launch, but the kernel may never be launched
+    so. Each becomes a warning that says so ("hangs if the contract is broken"), and the verdict
+    is `not judged` with that reason (`model.judgement.verdict`): never a clean pass, never a
+    plain bug."""
+    what = "; ".join(a.statement for a in broken)
+    for f in findings:
+        hang = f.kind.startswith("deadlock.")
+        f.severity = Severity.warning
+        f.message = (f"{'Hangs' if hang else 'Races'} if the launch contract is broken: your launch breaks the "
+                     f"inferred assumption{'s' if len(broken) > 1 else ''} {what}. " + f.message)
+        f.evidence["outside_contract"] = [a.as_dict() for a in broken]
+
+
+def _given(launch: Launch) -> set[str]:
+    """What the user set: argument names, and "pid" / "grid"."""
+    return set(launch.args) | ({"pid"} if launch.pids is not None else set()) | ({"grid"} if launch.grid is not None else set())
 
 
 def run_races(dyn: DeadlockAnalysis) -> list[Finding]:

@@ -36,6 +36,9 @@ class CheckDoc(BaseModel):
     simulation: dict[str, Any] | None = None
     input_points: dict[str, Any] | None = None  # boundary launches simulated, and the user's own (--args)
     recorded_launch: dict[str, Any] | None = None  # --launch N of a tritonparse trace: recorded and mapped values
+    contract: list[dict[str, Any]] | None = Field(None, description="the launch contract: what the simulated launches "
+                                                  "assume, each an `IR fact` (tt.divisibility, llvm.intr.assume) or "
+                                                  "`inferred` by the tool, with why (analyses/launch/contract.py)")
     warnings: list[str] = []
 
 
@@ -53,6 +56,7 @@ def check_document(sel: Selection, *, warnings: list[str] | None = None, simulat
         findings=result.findings,
         simulation=result.deadlocks.summary() if result.deadlocks else None,
         input_points=_inputs_summary(result),
+        contract=[a.as_dict() for a in result.contract] if result.contract else None,
         warnings=warnings or [],
     )
     return doc, result
@@ -126,6 +130,25 @@ def race_bound_text(bound: dict[str, Any] | None) -> str:
     return f"happens-before on {', '.join(bound['schedules'])} only (the others ran to a limit); beyond: {bound['beyond']}"
 
 
+def contract_lines(contract: list[dict[str, Any]] | None, indent: str) -> list[str]:
+    """`launch contract (what the simulated launches assume):` and one line per assumption,
+    IR facts and the tool's inferences told apart."""
+    if not contract:
+        return []
+    return [f"{indent}launch contract (what the simulated launches assume):"] + [
+        f"{indent}  {a['statement']} ({a['source']}): {a['why']}" for a in contract]
+
+
+def user_launch_lines(launch: dict[str, Any], indent: str) -> list[str]:
+    """The user's launch and its outcome; when it breaks an inferred assumption, a note that it
+    was simulated anyway."""
+    out = [f"your launch ({launch['input']}): {launch['outcome']}"]
+    for a in launch.get("outside_contract") or []:
+        out.append(f"{indent}note: outside the launch contract ({a['statement']}, {a['source']}: {a['why']}); "
+                   "simulated anyway")
+    return out
+
+
 def _inputs_summary(result: CheckResult) -> dict[str, Any] | None:
     if result.inputs is None and result.launch is None:
         return None
@@ -174,10 +197,11 @@ def render_check_text(doc: CheckDoc) -> None:
         out.append(f"recorded launch {rl['index']} of {rl['kernel']} (trace line {rl['trace_line']}): {rl['recorded']}")
         for why in rl["unmapped"]:
             out.append(f"  not simulated: {why}")
+    out += contract_lines(doc.contract, "")
     ip = doc.input_points
     if ip:
         if ip.get("launch"):
-            out.append(f"your launch ({ip['launch']['input']}): {ip['launch']['outcome']}")
+            out += user_launch_lines(ip["launch"], "  ")
 
         if ip["points"]:
             loaded = sum(1 for p in ip["points"] if p.get("loaded"))

@@ -419,9 +419,12 @@ def _findings(doc: dict[str, Any]) -> list[str]:
         from .check_cmd import simulation_runs
 
         rows.append(f"simulation (int args = {sim.get('int_args')}): " + simulation_runs(sim, sep=" "))
+    from .check_cmd import contract_lines, user_launch_lines
+
+    rows += contract_lines(doc.get("contract"), "")
     ip = doc.get("input_points") or {}
     if ip.get("launch"):
-        rows.append(f"your launch ({ip['launch']['input']}): {ip['launch']['outcome']}")
+        rows += user_launch_lines(ip["launch"], "  ")
     if ip.get("points"):
         rows.append("input points: " + "; ".join(f"{p['input'].replace(', ', ',')} {p['outcome']}" for p in ip["points"]))
     rows.append("scope: static rules" + (" + schedules with happens-before races" if sim else "") + "; `explore` looks further (more schedules)")

@@ -108,6 +108,7 @@ class PointResult:
     memory: str = ""  # the loaded values this launch changed (`offs[2] = offs[1]`), see memory_points
     limit_reason: str = ""  # why a run that stopped at a limit is not a verdict (analyses/model/judgement.py)
     blocked_lines: list[int] = field(default_factory=list)  # the waits that run was blocked on
+    outside: list = field(default_factory=list)  # the inferred assumptions this (user's) launch breaks (launch.contract)
 
     def assignment(self, full: bool = False) -> str:
         parts = [f"{self.names[pos]}={v}" for pos, v in self.point.args
@@ -120,7 +121,8 @@ class PointResult:
         return {"launch": self.launch, "args": {self.names[p]: v for p, v in self.point.args},
                 "pids": list(self.point.pids), "grid": list(self.point.grid), "input": self.assignment(),
                 "reasons": self.reasons, "outcome": self.outcome, "steps": self.steps,
-                "findings": [f.kind for f in self.findings], **({"loaded": self.memory} if self.memory else {})}
+                "findings": [f.kind for f in self.findings], **({"loaded": self.memory} if self.memory else {}),
+                **({"outside_contract": [a.as_dict() for a in self.outside]} if self.outside else {})}
 
 
 @dataclass
@@ -200,7 +202,7 @@ def admissible(model: InputModel, params: Params) -> Params:
 
 def apply_launch(model: InputModel, params: Params, launch: Launch) -> Params:
     """Params for the user's launch: their values replace the chosen ones (checked against
-    what the IR admits first: a name it has, a multiple of its divisibility)."""
+    what the IR states first: a name it has, a multiple of its `tt.divisibility`)."""
     by_name = {a.name: a for a in model.args}
     over = dict(params.arg_values)
     for name, value in launch.args.items():
@@ -208,9 +210,12 @@ def apply_launch(model: InputModel, params: Params, launch: Launch) -> Params:
         if arg is None:
             known = ", ".join(a.name for a in model.args) or "none"
             raise LaunchError(f"--args: the kernel has no integer argument named {name!r} (integer arguments: {known})")
-        if arg.divisibility > 1 and value % arg.divisibility:
-            raise LaunchError(f"--args {name}={value}: this IR was compiled for {name} divisible by {arg.divisibility} "
-                              "(tt.divisibility); a launch with this value runs another compilation")
+        if arg.stated > 1 and value % arg.stated:
+            raise LaunchError(f"--args {name}={value}: this IR was compiled for {name} divisible by {arg.stated} "
+                              f"(tt.divisibility = {arg.stated} in the IR); a launch with this value runs another "
+                              "compilation")
+        # A value that breaks only an inferred assumption (a block multiple) is simulated anyway:
+        # `launch.contract.broken_by` lists what it breaks, and `check` says so.
         over[arg.position] = value
     pids = tuple(launch.pids) if launch.pids is not None else params.program_ids
     grid = tuple(launch.grid) if launch.grid is not None else params.grid

@@ -11,7 +11,9 @@ and the check's verdict is one of:
 
 * `findings`: some finding is an error (exit status 1);
 * `not judged`: no error, but something the rules or the simulation needed was not judged
-  (a `limit.not_judged` warning, or a verdict demoted to `limit.unresolved_value`) (exit 4);
+  (a `limit.not_judged` warning, or a verdict demoted to `limit.unresolved_value`), or the
+  user's launch breaks the inferred launch contract and hangs or races there
+  (`evidence.outside_contract`, `verdicts._outside_contract`) (exit 4);
 * `clean`: judged, and no error (warnings and infos may remain; exit 0).
 
 A run that hit its bound while another schedule concluded (completed, covered or deadlocked)
@@ -61,13 +63,16 @@ def verdict(findings: list[Finding]) -> tuple[str, list[str]]:
     """The check's verdict and, when not judged, why (one reason per unjudged finding)."""
     if any(f.severity is Severity.error for f in findings):
         return FINDINGS, []
-    reasons = [_headline(f) for f in findings if f.kind in _NOT_JUDGED_KINDS]
+    reasons = [_headline(f) for f in findings if f.kind in _NOT_JUDGED_KINDS or f.evidence.get("outside_contract")]
     return (NOT_JUDGED, reasons) if reasons else (CLEAN, [])
 
 
 def _headline(f: Finding) -> str:
     """A short reason for the verdict line (the finding holds the whole story)."""
     at = f" (lines {', '.join(map(str, f.lines[:6]))}{', ...' if len(f.lines) > 6 else ''})" if f.lines else ""
+    if f.evidence.get("outside_contract"):
+        broken = "; ".join(a["statement"] for a in f.evidence["outside_contract"])
+        return f"{'hangs' if f.kind.startswith('deadlock.') else 'races'} if the launch contract is broken ({broken}){at}"
     if f.kind == Kind.LIMIT_UNRESOLVED_VALUE.value:
         return f"a {f.evidence.get('would_report', {}).get('kind', 'verdict')} depends on a value the IR does not define soundly{at}"
     what = "reached its bound" if f.evidence.get("where") == "every schedule" else "stopped at a limit"

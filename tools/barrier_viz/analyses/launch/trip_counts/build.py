@@ -11,6 +11,7 @@ import re
 from ....ir.model import Block, Operation
 from ...sim.machine import arith_value, int_width
 from .model import InputModel, IntArg, Node, OPAQUE, Site
+from .text import render
 
 
 _INT = re.compile(r"^i(\d+)$")
@@ -33,7 +34,7 @@ def build_model(function: Operation, barrier_ops: set[int], header: str = "",
         for i, a in enumerate(body.arguments):
             if a.type and _INT.match(a.type):
                 name = a.name.lstrip("%")
-                args.append(IntArg(i, name, a.type, divis.get(name, 1), flag=a.type == "i1"))
+                args.append(IntArg(i, name, a.type, divis.get(name, 1), flag=a.type == "i1", stated=divis.get(name, 1)))
                 env[a.name] = Node("arg", index=i, name=name, value=int_width(a.type))
     b = _Builder(barrier_ops, pred_at if pred_at is not None else _PRED_AT)
     if body is not None:
@@ -45,10 +46,12 @@ def build_model(function: Operation, barrier_ops: set[int], header: str = "",
             a.flag = True
     for s in b.sites:
         s.barrier = s.barrier or any(c.barrier for c in _descendants(s))
-    blocks = _block_multiples([s for s in b.sites if s.kind in ("for", "while") and s.barrier])
+    where: dict[int, tuple[int, str]] = {}
+    blocks = _block_multiples([s for s in b.sites if s.kind in ("for", "while") and s.barrier], where)
     for a in args:
         if a.position in blocks and not a.flag:
             a.divisibility = _lcm(a.divisibility, blocks[a.position])
+            a.block, a.block_at = blocks[a.position], where.get(a.position)
     return InputModel(function, args, b.roots, b.sites, b.pid_axes, b.nprog_axes,
                       _tile_starts([s for s in b.sites if s.kind in ("for", "while") and s.barrier]))
 
@@ -57,7 +60,7 @@ _FLOOR_DIVS = {"arith.divsi": lambda c: c, "arith.divui": lambda c: c,
                "arith.shrsi": lambda c: 1 << c, "arith.shrui": lambda c: 1 << c}
 
 
-def _block_multiples(loops: list[Site]) -> dict[int, int]:
+def _block_multiples(loops: list[Site], where: dict[int, tuple[int, str]] | None = None) -> dict[int, int]:
     """Arguments that every barrier loop's bounds use only floor-divided by a constant block
     (`N_CTX / 64`, `K >> 6`), by position. A kernel that sizes its loops as `N // BLOCK` (never
     the ceil-division `(N + BLOCK - 1) // BLOCK`, never N itself) drops a partial block: it is
@@ -66,7 +69,8 @@ def _block_multiples(loops: list[Site]) -> dict[int, int]:
     N as a multiple of the block keeps the simulated launches, and the input points, among those
     the kernel was written for. An argument some loop uses otherwise (ceil-divided, offset,
     compared) keeps its ragged launches: there the kernel does handle a tail, and a partition
-    that rounds it the other way is a real hang."""
+    that rounds it the other way is a real hang. `where` gets, per argument, the first loop line
+    and bound formula the block was read from (the reason `launch.contract` states)."""
     blocks: dict[int, int] = {}
     other: set[int] = set()
     seen: set[int] = set()
@@ -101,12 +105,16 @@ def _block_multiples(loops: list[Site]) -> dict[int, int]:
         hit = floor_block(node)
         if hit is not None:
             blocks[hit[0]] = _lcm(blocks.get(hit[0], 1), hit[1])
+            if where is not None and hit[0] not in where:
+                where[hit[0]] = (line, render(node))
             return
         for a in node.args:
             if isinstance(a, Node):
                 walk(a)
 
+    line = 0
     for site in loops:
+        line = site.op.line
         for n in (site.lb, site.ub, site.step, site.cond, *site.inits):
             walk(n)
     return {k: v for k, v in blocks.items() if k not in other}

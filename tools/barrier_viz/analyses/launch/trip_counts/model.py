@@ -58,8 +58,11 @@ class IntArg:
     position: int
     name: str
     type: str
-    divisibility: int = 1
+    divisibility: int = 1  # what the launches the tool makes are multiples of: the IR's and the inferred block
     flag: bool = False  # an i1, or only ever compared: 0 is a launch value (a size never is)
+    stated: int = 1  # the IR's own `tt.divisibility` (a fact: another value is another compilation)
+    block: int = 1  # the block the tool infers from `N // BLOCK` loop bounds (an assumption: launch.contract)
+    block_at: tuple[int, str] | None = None  # (loop line, bound formula) that inference rests on
 
 
 @dataclass
