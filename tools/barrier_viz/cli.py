@@ -207,6 +207,12 @@ def barriers(
     _section(input, unit, func, format, strict, debug, "barriers_cmd", "barriers_document", "render_barriers_text")
 
 
+# Your launch, the same in `check` and `explore` (parsed once: check_cmd.launch_options).
+ArgsOpt = Annotated[Optional[str], typer.Option("--args", help="Simulate your launch: integer argument values, e.g. K=4096,N_CTX=77.")]
+PidOpt = Annotated[Optional[str], typer.Option("--pid", help="Program id of the simulated CTA: X[,Y[,Z]].")]
+GridOpt = Annotated[Optional[str], typer.Option("--grid", help="Programs per axis of your launch: X[,Y[,Z]].")]
+
+
 @app.command("check")
 def check_cmd(
     input: InputArg,
@@ -214,9 +220,9 @@ def check_cmd(
     func: FuncOpt = None,
     format: FormatOpt = Format.text,
     no_simulate: Annotated[bool, typer.Option("--no-simulate", help="Static rules only; do not run the kernel's barrier program.")] = False,
-    args: Annotated[Optional[str], typer.Option("--args", help="Simulate your launch: integer argument values, e.g. K=4096,N_CTX=77.")] = None,
-    pid: Annotated[Optional[str], typer.Option("--pid", help="Program id of the simulated CTA: X[,Y[,Z]].")] = None,
-    grid: Annotated[Optional[str], typer.Option("--grid", help="Programs per axis of your launch: X[,Y[,Z]].")] = None,
+    args: ArgsOpt = None,
+    pid: PidOpt = None,
+    grid: GridOpt = None,
     load: Annotated[Optional[str], typer.Option("--load", help="Values loads read from an array the kernel never writes "
                                                  "(offsets, sizes): NAME=[v0,v1,...], several separated by ';', e.g. "
                                                  "'offs=[0,0,64,64]'. An index past the end reads the last value.")] = None,
@@ -231,12 +237,12 @@ def check_cmd(
     hang possibility or a verdict the model could not settle: the reasons are printed)."""
 
     def body() -> int:
-        from .analyses.launch.input_points import LaunchError, parse_launch
-        from .commands.check_cmd import check_document, render_check_text
+        from .analyses.launch.input_points import LaunchError
+        from .commands.check_cmd import check_document, launch_options, render_check_text
         from .session import select
 
         try:
-            launch = parse_launch(args, pid, grid, load) if (args or pid or grid or load) else None
+            launch = launch_options(args, pid, grid, load)
         except LaunchError as exc:
             raise typer.BadParameter(str(exc)) from None
         recorded = None
@@ -409,6 +415,9 @@ def explore_cmd(
     trips: Annotated[Optional[int], typer.Option("--trips", min=1, help="Iterations every loop with barrier operations must reach, at least 1 (default 2: a persistent loop starts a second tile).", show_default=False)] = None,
     max_states: Annotated[int, typer.Option("--max-states", min=1, help="Stop after this many distinct states (at least 1).")] = 200_000,
     timeout: Annotated[float, typer.Option("--timeout", help="Stop exploring after this many seconds (more than 0).")] = 10.0,
+    args: ArgsOpt = None,
+    pid: PidOpt = None,
+    grid: GridOpt = None,
     format: FormatOpt = Format.text,
     strict: StrictOpt = False,
     debug: DebugOpt = False,
@@ -417,15 +426,22 @@ def explore_cmd(
     two unordered accesses for each race, or "clean within bounds". Exit 1 on a finding."""
 
     def body() -> int:
+        from .analyses.launch.input_points import LaunchError
+        from .commands.check_cmd import launch_options
         from .commands.explore_cmd import explore_document, render_explore_text
         from .session import select
+
+        try:
+            launch = launch_options(args, pid, grid)
+        except LaunchError as exc:
+            raise typer.BadParameter(str(exc)) from None
 
         if not timeout > 0 or timeout != timeout:  # NaN too
             _fail(f"explore: --timeout {timeout}: must be more than 0 seconds", 2)
 
         sel = select(input, unit, func, require_function=True)
         warnings = _report_warnings(sel, strict)
-        doc = explore_document(sel, trips=trips, max_states=max_states, timeout=timeout, warnings=warnings)
+        doc = explore_document(sel, trips=trips, max_states=max_states, timeout=timeout, warnings=warnings, launch=launch)
         _emit(sel, doc, format, render_explore_text)
         return 1 if doc.result in ("deadlock", "race") else 0
 

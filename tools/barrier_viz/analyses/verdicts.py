@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .launch.contract import Assumption, broken_by, contract_of
+from .launch.contract import Assumption, broken_by, contract_of, given_names
 from .launch.input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, base_point, explore_inputs,
                                   memory_points, model_of, name_input, simulate_launch)
 from .model.findings import Finding, Kind, Severity
@@ -75,7 +75,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
             user = simulate_launch(analysis, dyn.params, dyn.witness or dyn.runs[0],
                                    {a.position: a.name for a in (model_of(analysis).args if model_of(analysis) else [])})
             if model is not None:
-                user.outside = broken_by(model, base_point(model, dyn.params), _given(launch))
+                user.outside = broken_by(model, base_point(model, dyn.params), given_names(launch))
         if input_points and dyn.simulated:
             inputs = explore_inputs(analysis, dyn.params, sum(r.steps for r in dyn.runs), fixed=_fixed(analysis, launch),
                                     classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
@@ -98,7 +98,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 for f in dyn.findings:
                     name_input(f, cause)
     if user is not None and user.outside:
-        _outside_contract([f for f in found if f.severity is not Severity.info and f.kind.startswith(("deadlock.", "race."))],
+        outside_contract([f for f in found if f.severity is not Severity.info and f.kind.startswith(("deadlock.", "race."))],
                           user.outside)
     found += unjudged_findings(dyn, inputs)
     found = demote_unresolved(found, analysis)
@@ -149,7 +149,7 @@ def _demote_excluded_launch(findings: list[Finding], why: str) -> None:
         f.message = f"Not a verdict: the simulated launch is one the IR excludes ({why}). " + f.message
 
 
-def _outside_contract(findings: list[Finding], broken: list[Assumption]) -> None:
+def outside_contract(findings: list[Finding], broken: list[Assumption]) -> None:
     """The user's launch breaks an assumption the tool inferred about the launch (not one the IR
     states): a hang or race there is real at that launch, but the kernel may never be launched
     so. Each becomes a warning that says so ("hangs if the contract is broken"), and the verdict
@@ -162,11 +162,6 @@ def _outside_contract(findings: list[Finding], broken: list[Assumption]) -> None
         f.message = (f"{'Hangs' if hang else 'Races'} if the launch contract is broken: your launch breaks the "
                      f"inferred assumption{'s' if len(broken) > 1 else ''} {what}. " + f.message)
         f.evidence["outside_contract"] = [a.as_dict() for a in broken]
-
-
-def _given(launch: Launch) -> set[str]:
-    """What the user set: argument names, and "pid" / "grid"."""
-    return set(launch.args) | ({"pid"} if launch.pids is not None else set()) | ({"grid"} if launch.grid is not None else set())
 
 
 def run_races(dyn: DeadlockAnalysis) -> list[Finding]:

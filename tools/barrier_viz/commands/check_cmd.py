@@ -54,7 +54,7 @@ def check_document(sel: Selection, *, warnings: list[str] | None = None, simulat
         summary=CheckSummary(verdict=result.verdict[0], errors=count("error"), warnings=count("warning"),
                              infos=count("info"), not_judged=result.verdict[1]),
         findings=result.findings,
-        simulation=result.deadlocks.summary() if result.deadlocks else None,
+        simulation=_named_race_bound(sel.function, result.deadlocks.summary()) if result.deadlocks else None,
         input_points=_inputs_summary(result),
         contract=[a.as_dict() for a in result.contract] if result.contract else None,
         warnings=warnings or [],
@@ -128,6 +128,30 @@ def race_bound_text(bound: dict[str, Any] | None) -> str:
     if not bound["schedules"]:
         return "not checked (no schedule ran to a verdict or a bound)"
     return f"happens-before on {', '.join(bound['schedules'])} only (the others ran to a limit); beyond: {bound['beyond']}"
+
+
+def named_bound(function, bound: dict[str, Any]) -> dict[str, Any]:
+    """A bound's `arg_values` keyed by the arguments' names (`K`, `N_CTX`), not their positions:
+    what a user reads and passes back with --args. Used by `check` and `explore`."""
+    values = bound.get("arg_values")
+    if not values or function is None or not function.regions or not function.regions[0].blocks:
+        return bound
+    names = {i: a.name.lstrip("%") for i, a in enumerate(function.regions[0].blocks[0].arguments)}
+    return {**bound, "arg_values": {names.get(int(i), f"arg{i}"): v for i, v in values.items()}}
+
+
+def _named_race_bound(function, summary: dict[str, Any]) -> dict[str, Any]:
+    if summary.get("races"):
+        summary["races"] = named_bound(function, summary["races"])
+    return summary
+
+
+def launch_options(args: str | None, pid: str | None, grid: str | None, load: str | None = None) -> Launch | None:
+    """--args/--pid/--grid(/--load) into a Launch (None when none is given), for `check` and
+    `explore` alike; a malformed value raises LaunchError (one line)."""
+    from ..analyses.launch.input_points import parse_launch
+
+    return parse_launch(args, pid, grid, load) if (args or pid or grid or load) else None
 
 
 def contract_lines(contract: list[dict[str, Any]] | None, indent: str) -> list[str]:

@@ -11,6 +11,7 @@ from ..analyses.sim.explore import ExploreResult, explore, not_judged, race_find
 from ..analyses.model.findings import Finding
 from ..analyses.sim.schedule import POLICIES
 from ..analysis import Analysis
+from .check_cmd import named_bound
 from ..render.console import print_lines
 from ..schemas import InputRef
 from ..session import Selection
@@ -34,7 +35,8 @@ class ExploreDoc(BaseModel):
 
 
 def explore_document(sel: Selection, *, trips: int | None = None, max_states: int = 200_000, timeout: float = 10.0,
-                     warnings: list[str] | None = None) -> ExploreDoc:
+                     warnings: list[str] | None = None, launch=None) -> ExploreDoc:
+    """`launch` (`--args/--pid/--grid`, a `Launch`): explore at the user's launch, as `check` does."""
     if sel.function is None:
         res = ExploreResult("not_simulated", None, trips or 0, reason="no function in scope")  # type: ignore[arg-type]
         return ExploreDoc(input=InputRef(**sel.input_ref()), result=res.result, findings=[], states=0, seconds=0.0,
@@ -43,7 +45,7 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
 
     model = model_of(Analysis(sel))
     res = explore(sel.function, trips=trips, max_states=max_states, timeout=timeout,
-                  adjust=(lambda p: admissible(model, p)) if model is not None else None)
+                  adjust=_adjust(sel, model, launch))
     findings: list[Finding] = []
     result = res.result
     if res.deadlock is not None:
@@ -64,24 +66,67 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
 
         races = tmem_not_judged(races, coverage_findings(Analysis(sel)))  # as `check` judges them
     findings += races
+    bounds = _launch_bounds(sel, model, named_bound(sel.function, res.bounds()), launch)
     if findings:
-        from ..analyses.verdicts import demote_unresolved
+        from ..analyses.verdicts import demote_unresolved, outside_contract
 
         findings = demote_unresolved(findings, Analysis(sel))
+        if bounds.get("outside_contract"):  # the user's launch breaks an inferred assumption: as `check` says it
+            outside_contract([f for f in findings if f.severity.value != "info"], bounds["_broken"])
         if result in ("deadlock", "race") and not any(f.severity.value == "error" for f in findings):
-            result = "not_judged"  # every finding rested on an unsoundly defined value
+            result = "not_judged"  # every finding rested on an unsoundly defined value, or is outside the contract
     return ExploreDoc(
         input=InputRef(**sel.input_ref()),
         result=result,
         findings=findings,
         states=res.states,
         seconds=round(res.seconds, 3),
-        bounds=res.bounds(),
+        bounds={k: v for k, v in bounds.items() if k != "_broken"},
         schedules=[{"policy": r.policy, "outcome": r.outcome, "steps": r.steps} for r in res.runs],
         reason=res.reason,
         loops=explored_loops(sel.function, res),
         warnings=warnings or [],
     )
+
+
+def _adjust(sel: Selection, model, launch):
+    """The launch every schedule runs: the tool's admitted values, with the user's on top (checked
+    against the IR's facts like `check`: a bad value is a one-line error)."""
+    from ..analyses.launch.input_points import LaunchError, admissible, apply_launch
+
+    if model is None:
+        return None
+    if launch is None:
+        return lambda p: admissible(model, p)
+    from ..analyses.sim.state import Params
+    from ..errors import InputError
+
+    try:
+        apply_launch(model, Params(), launch)  # a value the IR refuses: said before exploring
+    except LaunchError as exc:
+        raise InputError(sel.inputs.display, str(exc)) from None
+    return lambda p: apply_launch(model, admissible(model, p), launch)
+
+
+def _launch_bounds(sel: Selection, model, bounds: dict[str, Any], launch) -> dict[str, Any]:
+    """The user's launch in the bounds (its program ids and counts), and the inferred launch
+    assumptions it breaks (`launch.contract`): explored anyway, said here."""
+    if launch is None or model is None:
+        return bounds
+    from ..analyses.launch.contract import broken_by, given_names
+    from ..analyses.launch.input_points import Point
+
+    names = {a.name: a.position for a in model.args}
+    point = Point(tuple(sorted((names[n], v) for n, v in launch.args.items() if n in names)),
+                  tuple(((list(launch.pids) if launch.pids else []) + [0, 0, 0])[:3]),  # type: ignore[arg-type]
+                  tuple(((list(launch.grid) if launch.grid else []) + [1, 1, 1])[:3]))  # type: ignore[arg-type]
+    out = {**bounds, **({"program_ids": list(launch.pids)} if launch.pids is not None else {}),
+           **({"grid": list(launch.grid)} if launch.grid is not None else {})}
+    broken = broken_by(model, point, given_names(launch))
+    if broken:
+        out["outside_contract"] = [a.statement for a in broken]
+        out["_broken"] = broken  # for the findings (not printed)
+    return out
 
 
 _BARRIER_OPS = ("ttng.wait_barrier", "ttng.arrive_barrier", "ttng.barrier_expect", "ttng.tc_gen5_commit",

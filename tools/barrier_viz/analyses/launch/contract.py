@@ -114,5 +114,11 @@ def broken_by(model: InputModel | None, point: Point, given: set[str] | None = N
     return list(dict.fromkeys(out))
 
 
+def given_names(launch) -> set[str]:
+    """What a user's launch (`input_points.Launch`) sets, for `broken_by`: its argument names, and
+    "pid" / "grid" for --pid / --grid."""
+    return set(launch.args) | ({"pid"} if launch.pids is not None else set()) | ({"grid"} if launch.grid is not None else set())
+
+
 def names_of(model: InputModel, position: int) -> str:
     return next((a.name for a in model.args if a.position == position), f"arg{position}")

@@ -13,7 +13,7 @@ and the check's verdict is one of:
 * `not judged`: no error, but something the rules or the simulation needed was not judged
   (a `limit.not_judged` warning, or a verdict demoted to `limit.unresolved_value`), or the
   user's launch breaks the inferred launch contract and hangs or races there
-  (`evidence.outside_contract`, `verdicts._outside_contract`) (exit 4);
+  (`evidence.outside_contract`, `verdicts.outside_contract`) (exit 4);
 * `clean`: judged, and no error (warnings and infos may remain; exit 0).
 
 A run that hit its bound while another schedule concluded (completed, covered or deadlocked)
