@@ -12,6 +12,7 @@ from ..analyses.launch.input_points import Launch, LaunchError
 from ..analyses.verdicts import CheckResult, check
 from ..errors import InputError
 from ..analysis import Analysis
+from ..claims import check_claims
 from ..render.console import print_lines
 from ..schemas import InputRef
 from ..session import Selection
@@ -44,10 +45,12 @@ class CheckDoc(BaseModel):
 
 def check_document(sel: Selection, *, warnings: list[str] | None = None, simulate: bool = True,
                    launch: Launch | None = None, input_points: bool = True) -> tuple[CheckDoc, CheckResult]:
+    analysis = Analysis(sel)
     try:
-        result = check(Analysis(sel), simulate=simulate, launch=launch, input_points=input_points)
+        result = check(analysis, simulate=simulate, launch=launch, input_points=input_points)
     except LaunchError as exc:
         raise InputError(sel.inputs.display, str(exc)) from None
+    check_claims(analysis, result)  # every "redundant" claim tried in a copy (claims.py)
     count = lambda s: sum(1 for f in result.findings if f.severity.value == s)  # noqa: E731
     doc = CheckDoc(
         input=InputRef(**sel.input_ref()),

@@ -72,6 +72,10 @@ class HappensBefore:
         self.races: list[Race] = []
         self._seen_pairs: set[tuple[int, int, str]] = set()
         self.history = history
+        # (earlier line, later line) -> ordered every time: for every pair of accesses to one
+        # storage from two partitions (not both reads), overlapping or not. None: not recorded.
+        # What deleting an op changes (`claims`: is a "redundant" wait really redundant?).
+        self.order: dict[tuple[int, int], bool] | None = None
 
     # -- clocks -----------------------------------------------------------------------------
     def clock(self, t: int) -> Clock:
@@ -112,6 +116,8 @@ class HappensBefore:
         stamp = self.tick(t)
         mine = self.clock(t)
         entries = self.log.setdefault(region.storage, [])
+        if self.order is not None:
+            self._record_order(t, kind, op, entries, mine)
         lo, hi, slots = region.lo, region.hi, region.slots
         for prev in entries:  # one storage: `Region.overlaps` without its storage test, inlined (hot)
             if prev.thread == t or (prev.kind == "read" and kind == "read"):
@@ -131,6 +137,14 @@ class HappensBefore:
         entries.append(Access(t, stamp, kind, region, op, iteration))
         if len(entries) > self.history:
             del entries[: len(entries) - self.history]
+
+
+    def _record_order(self, t: int, kind: str, op: Operation, entries: list[Access], mine: Clock) -> None:
+        for prev in entries:
+            if prev.thread == t or (prev.kind == "read" and kind == "read"):
+                continue
+            key = (prev.op.line, op.line)
+            self.order[key] = self.order.get(key, True) and mine.get(prev.thread, 0) >= prev.stamp
 
 
 def _cta_tag(storage: tuple) -> str:

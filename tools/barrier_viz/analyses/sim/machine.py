@@ -123,6 +123,8 @@ class Machine:
             from .hb import HappensBefore
 
             self.hb = HappensBefore()
+            if self.params.track_order:
+                self.hb.order = {}
         # Remote shared-memory effects of a cluster run (recorded by the extension's `note`):
         # (actor, line, target CTA) -> (stamp, issuing thread, tcgen05 order).
         self.remote: dict[tuple, tuple] | None = {} if self.hb is not None and self.cluster.size > 1 else None

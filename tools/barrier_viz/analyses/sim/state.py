@@ -186,6 +186,7 @@ class Params:
     unknown_trips: int = 3
     max_steps: int = 200_000
     track_races: bool = False
+    track_order: bool = False  # with track_races: which cross-partition access pairs are ordered (hb.order)
     arg_values: tuple[tuple[int, int], ...] = ()  # (argument position, value) overriding int_args
     max_ops: int = 3_000_000  # operations executed (visible or not) before a run stops
     unknown_if_else: bool = False  # an scf.if on an unknown condition whose sides differ takes else
