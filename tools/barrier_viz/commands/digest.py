@@ -404,7 +404,9 @@ def _findings(doc: dict[str, Any]) -> list[str]:
         where = f.get("barrier") or (f"buffer.id={f['buffer_id']}" if f.get("buffer_id") is not None else "")
         sev = f.get("severity", "?").upper()
         if sev == "INFO":
-            rows.append(f"INFO {f['kind']} -> {f.get('outcome')} {_lines(f.get('lines') or [])} {parts} {where}".rstrip())
+            drop = (f.get("evidence") or {}).get("redundant_line")  # a claim the simulator checked (claims.py)
+            rows.append(f"INFO {f['kind']} -> {f.get('outcome')} {_lines(f.get('lines') or [])} {parts} {where}".rstrip()
+                        + (f" | drop L{drop} (checked in a copy)" if drop else ""))
             continue
         rows.append(f"{sev} {f['kind']} -> {f.get('outcome')} {_lines(f.get('lines') or [])} {parts} {where}: {f.get('message')}")
         evidence = f.get("evidence") if isinstance(f.get("evidence"), dict) else {}
