@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 SKILL = REPO / "tools" / "barrier_viz" / "skill"
 OUT = SKILL / "EXAMPLES.md"
 REFERENCE = SKILL / "reference"
-MAX_CHARS = 15_000  # EXAMPLES.md budget: it is read before any tool output, so it must stay short
+MAX_CHARS = 20_000  # EXAMPLES.md budget: it is read before any tool output, so it must stay short (six worked examples: one per outcome, one launch outside its contract)
 MAX_BLOCK_LINES = 60
 TRIM_SLACK = 15  # a block at most this much longer is kept whole: a cut must save something
 
@@ -62,6 +62,7 @@ class Worked:
     block: str  # the digest block (heading prefix, e.g. "2 graph") that explains the verdict
     reading: str
     rows: tuple[str, ...] = ()  # keep only the block's rows starting with one of these (with their indented lines)
+    args: tuple[str, ...] = ()  # extra `check` options (a user's launch: --args ...)
 
 
 EXAMPLES: tuple[Example, ...] = (
@@ -215,6 +216,24 @@ The same kernel with the producer's empty-slot wait duplicated (the `dup_wait` m
 saw complete, so it passes at once; the phases block shows both waits on one line range with
 the same formula. Mention it as over-synchronization; it is no reason to call a hang.""",
     ),
+    Worked(
+        "hang (outside the launch contract)",
+        "A launch outside the contract",
+        "tests/fixtures/launch/floor_blocks_peeled.ttgir",
+        """\
+A hand-written two-partition ring whose loops run `N // 64` times (`tt.divisibility = 16` on
+`N`); the consumer peels its first wait. Asked about `N=32`, `check` simulates that launch.""",
+        "findings",
+        rows=("simulation", "input points"),
+        args=("--args", "N=32"),
+        reading="""\
+The contract lists what the simulated launches assume, each an `IR fact` (`tt.divisibility`,
+`llvm.intr.assume`) or `inferred` by the tool, with why; inside it (the digest) every schedule
+and input point completes. `N=32` breaks only an inference (a
+partial block is dropped), so it is simulated and its hang is `Hangs if the launch contract is
+broken`, verdict `not judged`: report a precondition the host must assert (`N % 64 == 0`), not a
+bug of the kernel. A value breaking an IR fact (`N=8`) is refused: another compilation.""",
+    ),
 )
 
 
@@ -234,7 +253,7 @@ def run_cli(args: list[str]) -> str:
 
     with contextlib.chdir(REPO):
         result = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
-    if result.exit_code not in (0, 1):
+    if result.exit_code not in (0, 1, 4):  # 4: not judged (a launch outside the contract)
         raise RuntimeError(f"barrier-viz {' '.join(args)} exited {result.exit_code}:\n{result.output[-2000:]}")
     return result.stdout
 
@@ -380,9 +399,10 @@ def render_examples() -> str:
     parts = [HEADER]
     for n, w in enumerate(WORKED, 1):
         rel = resolve(w.pattern)
-        check = run_cli(["check", rel]).rstrip("\n")
+        check = run_cli(["check", rel, *w.args]).rstrip("\n")
+        given = "".join(f" {a}" for a in w.args)
         parts.append(f"## {n}. {w.title}\n\nOutcome: **{w.outcome}**. {w.intro.strip()}\n\n"
-                     f"```text\n$ barrier-viz check {rel}\n{check}\n```\n\n"
+                     f"```text\n$ barrier-viz check {rel}{given}\n{check}\n```\n\n"
                      f"```text\n{digest_block(rel, w.block, w.rows)}\n```\n\n{w.reading.strip()}\n\n")
     parts.append("## Full reports\n\n`barrier-viz report` of five shipped inputs, the shape a written report should "
                  "have (read one only when you need that shape):\n\n")

@@ -55,9 +55,19 @@ def check_claims(analysis, result) -> None:
         for f in claims:
             f.evidence["checked"] = {"result": "not checked", "why": "the kernel was not simulated"}
         return
-    base = _shape(analysis, dyn.params, dyn.trips, None)
-    if base is None:
+    params = dyn.params
+    base = _shape(analysis, params, dyn.trips, None)
+    if base is not None and not _concluded(base) and result.launch is not None:
+        # The user's launch hangs (or stops): a deletion changes nothing there. A claim is about
+        # the kernel inside its contract: check it at the tool's own launch instead.
+        params = _own_launch(analysis, params)
+        base = _shape(analysis, params, dyn.trips, None) if params is not None else None
+    if base is None or not _concluded(base):
+        for f in claims:
+            f.evidence["checked"] = {"result": "not checked",
+                                     "why": "the simulated launch does not run to its end, so a deletion shows nothing"}
         return
+    dyn = replace(dyn, params=params)
     for k, f in enumerate(claims):
         if k >= MAX_CLAIMS:
             f.evidence["checked"] = {"result": "not checked", "why": f"only the first {MAX_CLAIMS} claims are checked"}
@@ -89,6 +99,21 @@ def _try(analysis, dyn, base: Shape, line: int) -> str | None:
     if shape is None:
         raise NotChecked(f"a copy without line {line} could not be {'built' if copy is None else 'simulated'}")
     return _difference(base, shape)
+
+
+def _concluded(shape: Shape) -> bool:
+    return all(r.outcome in ("completed", "covered") for r in shape.runs)
+
+
+def _own_launch(analysis, params):
+    """`params` without the user's values: the tool's own integer arguments, moved to the launches
+    the kernel admits (`input_points.admissible`)."""
+    from .analyses.launch.input_points import admissible, model_of
+
+    model = model_of(analysis)
+    if model is None:
+        return None
+    return admissible(model, replace(params, arg_values=(), program_ids=(), grid=()))
 
 
 def _confirm(f: Finding, line: int) -> None:

@@ -73,7 +73,8 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 fn, dyn.params, default_trips(fn), dyn.budget.deadline if dyn.budget else None, adjust))
         if launch is not None and dyn.runs:
             user = simulate_launch(analysis, dyn.params, dyn.witness or dyn.runs[0],
-                                   {a.position: a.name for a in (model_of(analysis).args if model_of(analysis) else [])})
+                                   {a.position: a.name for a in (model_of(analysis).args if model_of(analysis) else [])},
+                                   given_names(launch) if launch.args else None)
             if model is not None:
                 user.outside = broken_by(model, base_point(model, dyn.params), given_names(launch))
         if input_points and dyn.simulated:

@@ -171,7 +171,7 @@ def user_launch_lines(launch: dict[str, Any], indent: str) -> list[str]:
     was simulated anyway."""
     out = [f"your launch ({launch['input']}): {launch['outcome']}"]
     for a in launch.get("outside_contract") or []:
-        out.append(f"{indent}note: outside the launch contract ({a['statement']}, {a['source']}: {a['why']}); "
+        out.append(f"{indent}note: outside the launch contract ({a['statement']}, {a['source']}); "
                    "simulated anyway")
     return out
 

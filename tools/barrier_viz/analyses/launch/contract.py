@@ -58,8 +58,7 @@ def contract_of(model: InputModel | None) -> list[Assumption]:
             line, formula = a.block_at or (0, f"{a.name} / {a.block}")
             at = f"the loop at line {line}" if line else "a barrier loop"
             inferred.append(Assumption(INFERRED, f"{a.name} is a multiple of {a.divisibility}",
-                                       f"{at} runs {formula} times: a partial block of {a.name} is dropped, so the "
-                                       "kernel is written for whole blocks (its host asserts it)", a.name))
+                                       f"{at} runs {formula} times (a partial block is dropped)", a.name))
     for s in model.sites:
         if s.kind == "assume":
             facts.append(Assumption(IR_FACT, render(s.cond), f"{s.op.name} at line {s.op.line}", "launch"))
@@ -73,9 +72,8 @@ def contract_of(model: InputModel | None) -> list[Assumption]:
     read = {key for site in model.sites if site.barrier for kind, key in site_variables(site) if kind == "arg"}
     sizes = [a.name for a in model.args if not a.flag and a.position in read]  # the ones a barrier loop reads
     if sizes:
-        inferred.append(Assumption(INFERRED, f"{_names(sizes)} {'is' if len(sizes) == 1 else 'are'} at least 2",
-                                   "a size is never 0 (no empty tensor is launched), and Triton compiles an integer "
-                                   "argument equal to 1 as a constant (another IR)", "sizes"))
+        inferred.append(Assumption(INFERRED, f"{_names(sizes)} >= 2",
+                                   "a size is never 0 (no empty launch), and Triton compiles a 1 as a constant", "sizes"))
     return facts + inferred
 
 

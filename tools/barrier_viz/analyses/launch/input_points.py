@@ -569,11 +569,14 @@ def memory_points(analysis, params: Params, base: RunResult | None, base_steps: 
     return out
 
 
-def simulate_launch(analysis, params: Params, result: RunResult, names: dict[int, str]) -> PointResult:
-    """The user's own launch as a listed point (its runs are the main simulation's)."""
+def simulate_launch(analysis, params: Params, result: RunResult, names: dict[int, str],
+                    given: set[str] | None = None) -> PointResult:
+    """The user's own launch as a listed point (its runs are the main simulation's). `given`: the
+    argument names the user set: only those are shown (the JSON's `args` has every value)."""
     model = model_of(analysis)
     point = base_point(model, params) if model is not None else Point(())
-    shown = {("arg", p) for p, _ in point.args} | {("pid", a) for a in range(3) if model and a in model.pid_axes}
+    shown = {("arg", p) for p, _ in point.args if given is None or names.get(p) in given} | \
+        {("pid", a) for a in range(3) if model and a in model.pid_axes}
     return PointResult(point, ["the launch given by --args/--pid/--grid"], result.outcome, result.steps, names, shown,
                        launch="user")
 
