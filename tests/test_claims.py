@@ -122,3 +122,12 @@ def test_every_claim_on_the_corpora_survives_its_deletion(tmp_path):
     assert with_claims, "the corpora have shape claims to check"
     rechecked = sum(_recheck(p, tmp_path) for p in with_claims if p.suffix != ".gz")  # a dump log: its unit is re-checked by check_claims itself
     assert rechecked >= 1
+
+
+def test_claims_do_not_depend_on_the_users_launch():
+    """At a launch that hangs (N_CTX=64, outside the contract) or runs one tile, deleting a wait
+    shows nothing: the claim is checked at the launch check chooses itself."""
+    for args in ("N_CTX=64", "N_CTX=128"):
+        r = run_cli("check", str(FA_BWD_2CTA), "--format", "json", "--no-input-points", "--args", args)
+        qk = next(f for f in json.loads(r.stdout)["findings"] if f["kind"] == "wait.redundant" and f["lines"] == [518, 535])
+        assert qk["evidence"]["redundant_line"] == 518, args

@@ -16,7 +16,8 @@ the claim is rewritten to name it (and says why the first is needed); if neither
 is dropped. The suggested fix ("drop the wait at line N") is the deletion just checked, and says so.
 
 Cost: only kernels with such a claim pay, at most `MAX_CLAIMS` claims, each at most two copies;
-every run keeps `check`'s own step bound (`Params.max_steps`), no clock is read.
+every run keeps `check`'s own step bound (`Params.max_steps`). Claims are checked at the launch
+`check` chooses itself (rings wrap), also when the user gives one (`check --args`).
 """
 
 from __future__ import annotations
@@ -55,13 +56,11 @@ def check_claims(analysis, result) -> None:
         for f in claims:
             f.evidence["checked"] = {"result": "not checked", "why": "the kernel was not simulated"}
         return
-    params = dyn.params
-    base = _shape(analysis, params, dyn.trips, None)
-    if base is not None and not _concluded(base) and result.launch is not None:
-        # The user's launch hangs (or stops): a deletion changes nothing there. A claim is about
-        # the kernel inside its contract: check it at the tool's own launch instead.
-        params = _own_launch(analysis, params)
-        base = _shape(analysis, params, dyn.trips, None) if params is not None else None
+    # A claim is about the kernel, not one launch: with the user's launch (which may hang, or run
+    # a loop once, where a deletion shows nothing) it is checked at the launch `check` chooses
+    # on its own, where every barrier loop runs enough iterations for its rings to wrap.
+    params = dyn.params if result.launch is None else _own_launch(analysis, dyn.trips)
+    base = _shape(analysis, params, dyn.trips, None) if params is not None else None
     if base is None or not _concluded(base):
         for f in claims:
             f.evidence["checked"] = {"result": "not checked",
@@ -105,15 +104,18 @@ def _concluded(shape: Shape) -> bool:
     return all(r.outcome in ("completed", "covered") for r in shape.runs)
 
 
-def _own_launch(analysis, params):
-    """`params` without the user's values: the tool's own integer arguments, moved to the launches
-    the kernel admits (`input_points.admissible`)."""
+def _own_launch(analysis, trips: int):
+    """The launch `check` chooses without the user's values (`schedule.choose_params`: every
+    barrier loop runs `trips` times, so rings wrap), moved to the launches the kernel admits."""
     from .analyses.launch.input_points import admissible, model_of
+    from .analyses.sim.schedule import choose_params
+    from .analyses.sim.state import Params
 
     model = model_of(analysis)
-    if model is None:
+    if model is None or analysis.sel.function is None:
         return None
-    return admissible(model, replace(params, arg_values=(), program_ids=(), grid=()))
+    return choose_params(analysis.sel.function, Params(max_steps=60_000), min_trips=trips,
+                         adjust=lambda p: admissible(model, p))
 
 
 def _confirm(f: Finding, line: int) -> None:
