@@ -10,8 +10,9 @@ in a copy of the unit (its line blanked, so every other line keeps its number), 
 parsed and its static rules and every `check` schedule are run at the same launch, with
 happens-before ordering recorded for every cross-partition pair of accesses to one storage
 (`sim.hb.HappensBefore.order`). The claim stands only if nothing changes: the same outcome in
-every schedule, no access pair that was ordered now unordered, no new race and no new error or
-warning. Otherwise the other wait of the pair is tried the same way; if it is the redundant one,
+every schedule (completed and covered alike: both ran without blocking), no access pair that
+both runs reached and the original always ordered now unordered, no new race and no new error
+or warning. Otherwise the other wait of the pair is tried the same way; if it is the redundant one,
 the claim is rewritten to name it (and says why the first is needed); if neither is, the claim
 is dropped. The suggested fix ("drop the wait at line N") is the deletion just checked, and says so.
 
@@ -36,6 +37,7 @@ class RunShape:
     policy: str
     outcome: str
     unordered: frozenset  # (line, line) access pairs seen unordered at least once
+    ordered: frozenset  # (line, line) access pairs seen, and ordered every time
     races: frozenset  # (line, line) race pairs
 
 
@@ -101,7 +103,17 @@ def _try(analysis, dyn, base: Shape, line: int) -> str | None:
 
 
 def _concluded(shape: Shape) -> bool:
-    return all(r.outcome in ("completed", "covered") for r in shape.runs)
+    return all(r.outcome == "ran" for r in shape.runs)
+
+
+def _said(outcome: str) -> str:
+    return "without blocking" if outcome == "ran" else outcome
+
+
+def _ran(outcome: str) -> str:
+    """`completed` and `covered` both ran without blocking (one wait fewer can move the step at
+    which every loop reached its trips: the same verdict)."""
+    return "ran" if outcome in ("completed", "covered") else outcome
 
 
 def _own_launch(analysis, trips: int):
@@ -137,10 +149,15 @@ def _reaim(f: Finding, earlier: int, later: int, why_needed: str) -> None:
 
 
 def _difference(base: Shape, copy: Shape) -> str | None:
+    # Orderings over all schedules together: a pair some schedule of the original already saw
+    # unordered was never the deleted wait's to give (a schedule shifted by one step fewer can
+    # meet it elsewhere); a pair only one side reached says nothing.
+    ordered = frozenset().union(*(b.ordered for b in base.runs))
+    unordered = frozenset().union(*(b.unordered for b in base.runs))
     for b, c in zip(base.runs, copy.runs):
         if b.outcome != c.outcome:
-            return f"the {b.policy} schedule ends {c.outcome} instead of {b.outcome}"
-        lost = sorted(c.unordered - b.unordered)
+            return f"the {b.policy} schedule ends {_said(c.outcome)} instead of {_said(b.outcome)}"
+        lost = sorted((c.unordered & ordered) - unordered)
         if lost:
             a, z = lost[0]
             return f"the accesses at lines {a} and {z} are no longer ordered ({b.policy} schedule)"
@@ -169,7 +186,8 @@ def _shape(analysis, params, trips: int, deleted: int | None) -> Shape | None:
         r = run(fn, tracked, policy, stop_trips=trips)
         hb = r.machine.hb if r.machine is not None else None
         order = hb.order if hb is not None and hb.order is not None else {}
-        runs.append(RunShape(policy, r.outcome, frozenset(k for k, ok in order.items() if not ok),
+        runs.append(RunShape(policy, _ran(r.outcome), frozenset(k for k, ok in order.items() if not ok),
+                             frozenset(k for k, ok in order.items() if ok),
                              frozenset((x.first.op.line, x.second.op.line) for x in (hb.races if hb else []))))
     static = frozenset((f.kind, tuple(ln for ln in f.lines if ln != deleted)) for f in run_rules(analysis)
                        if f.severity.value != "info" and f.kind != Kind.WAIT_REDUNDANT.value)

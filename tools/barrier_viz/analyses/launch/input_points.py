@@ -108,7 +108,7 @@ class PointResult:
     memory: str = ""  # the loaded values this launch changed (`offs[2] = offs[1]`), see memory_points
     limit_reason: str = ""  # why a run that stopped at a limit is not a verdict (analyses/model/judgement.py)
     blocked_lines: list[int] = field(default_factory=list)  # the waits that run was blocked on
-    outside: list = field(default_factory=list)  # the inferred assumptions this (user's) launch breaks (launch.contract)
+    outside: list = field(default_factory=list)  # inferred assumptions the user's launch breaks (launch.contract)
 
     def assignment(self, full: bool = False) -> str:
         parts = [f"{self.names[pos]}={v}" for pos, v in self.point.args
@@ -211,11 +211,9 @@ def apply_launch(model: InputModel, params: Params, launch: Launch) -> Params:
             known = ", ".join(a.name for a in model.args) or "none"
             raise LaunchError(f"--args: the kernel has no integer argument named {name!r} (integer arguments: {known})")
         if arg.stated > 1 and value % arg.stated:
-            raise LaunchError(f"--args {name}={value}: this IR was compiled for {name} divisible by {arg.stated} "
-                              f"(tt.divisibility = {arg.stated} in the IR); a launch with this value runs another "
-                              "compilation")
-        # A value that breaks only an inferred assumption (a block multiple) is simulated anyway:
-        # `launch.contract.broken_by` lists what it breaks, and `check` says so.
+            raise LaunchError(f"--args {name}={value}: this IR was compiled for {name} divisible by {arg.stated} (tt."
+                              f"divisibility = {arg.stated} in the IR); a launch with this value runs another compilation")
+        # Breaking only an inferred block multiple is simulated, and said (`contract.broken_by`).
         over[arg.position] = value
     pids = tuple(launch.pids) if launch.pids is not None else params.program_ids
     grid = tuple(launch.grid) if launch.grid is not None else params.grid
@@ -267,7 +265,6 @@ def _int(text: str, what: str) -> int:
         return int(text.strip(), 0)
     except ValueError:
         raise LaunchError(f"{what}: {text.strip()!r} is not an integer") from None
-
 
 # -- targets and candidate values ------------------------------------------------------------------
 def targets_of(model: InputModel, analysis) -> list[Target]:
@@ -571,12 +568,11 @@ def memory_points(analysis, params: Params, base: RunResult | None, base_steps: 
 
 def simulate_launch(analysis, params: Params, result: RunResult, names: dict[int, str],
                     given: set[str] | None = None) -> PointResult:
-    """The user's own launch as a listed point (its runs are the main simulation's). `given`: the
-    argument names the user set: only those are shown (the JSON's `args` has every value)."""
+    """The user's own launch as a listed point (its runs are the main simulation's); shown: the
+    arguments the user set (`given`), the JSON's `args` has every value."""
     model = model_of(analysis)
     point = base_point(model, params) if model is not None else Point(())
-    shown = {("arg", p) for p, _ in point.args if given is None or names.get(p) in given} | \
-        {("pid", a) for a in range(3) if model and a in model.pid_axes}
+    shown = {("arg", p) for p, _ in point.args if given is None or names.get(p) in given} | {("pid", a) for a in range(3) if model and a in model.pid_axes}
     return PointResult(point, ["the launch given by --args/--pid/--grid"], result.outcome, result.steps, names, shown,
                        launch="user")
 
