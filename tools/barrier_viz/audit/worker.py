@@ -81,6 +81,7 @@ def check_kernel(sel, simulate: bool, steps: int | None) -> dict[str, Any]:
     from ..analyses.sim.budget import Budget
     from ..analyses.verdicts import check
     from ..analysis import Analysis
+    from ..claims import check_claims
 
     a = Analysis(sel)
     status, note = "ok", None
@@ -92,6 +93,7 @@ def check_kernel(sel, simulate: bool, steps: int | None) -> dict[str, Any]:
         # interpreter; the timer is only a backstop for the rest of the analysis.
         with budget(BACKSTOP_SECONDS):
             result = check(a, simulate=simulate, budget=Budget(steps) if steps else None)
+            check_claims(a, result)  # "redundant" claims tried in a copy, as `check` prints them (claims.py)
         findings = result.findings
         verdict = result.verdict[0]
         runs = result.deadlocks.runs if result.deadlocks is not None else []
