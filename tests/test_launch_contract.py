@@ -115,3 +115,15 @@ def test_explore_takes_the_launch_and_names_its_bounds(tmp_path):
 def test_check_names_its_race_bound_arguments(tmp_path):
     code, doc = _check(tmp_path, _kernel(), "--args", "N=128", "--no-input-points")
     assert doc["simulation"]["races"]["arg_values"]["N"] == 128
+
+
+def test_a_program_past_its_tile_is_outside_the_contract(tmp_path):
+    """A bound `N - (pid + 1) * 128` gives each program a 128-wide tile: `pid_x * 128 < N` is an
+    inference (hosts launch cdiv(N, 128) programs); --pid 3 with N=256 breaks it and is said."""
+    from test_tile_launches import KERNEL
+
+    code, doc = _check(tmp_path, KERNEL, "--args", "N=256", "--pid", "3", "--no-input-points")
+    assert _contract(doc)["pid_x * 128 < N"] == "inferred"
+    assert [a["statement"] for a in doc["input_points"]["launch"]["outside_contract"]] == ["pid_x * 128 < N"]
+    code, doc = _check(tmp_path, KERNEL, "--args", "N=256", "--pid", "1", "--no-input-points")
+    assert "outside_contract" not in doc["input_points"]["launch"]

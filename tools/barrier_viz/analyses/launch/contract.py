@@ -62,19 +62,28 @@ def contract_of(model: InputModel | None) -> list[Assumption]:
     for s in model.sites:
         if s.kind == "assume":
             facts.append(Assumption(IR_FACT, render(s.cond), f"{s.op.name} at line {s.op.line}", "launch"))
-    names = {a.position: a.name for a in model.args}
     for arg, axis, tile in model.tiles:
-        n = names.get(arg, f"arg{arg}")
-        inferred.append(Assumption(INFERRED, f"pid_{'xyz'[axis]} * {tile} < {n}",
+        n = names_of(model, arg)
+        inferred.append(Assumption(INFERRED, _tile_statement(model, arg, axis, tile),
                                    f"a barrier loop's bound is {n} - (pid_{'xyz'[axis]} + k) * {tile}: each program has "
                                    f"a {tile}-wide tile of {n}, and a host launches cdiv({n}, {tile}) programs",
                                    f"pid_{'xyz'[axis]}"))
-    read = {key for site in model.sites if site.barrier for kind, key in site_variables(site) if kind == "arg"}
-    sizes = [a.name for a in model.args if not a.flag and a.position in read]  # the ones a barrier loop reads
+    sizes = _sizes(model)
     if sizes:
         inferred.append(Assumption(INFERRED, f"{_names(sizes)} >= 2",
                                    "a size is never 0 (no empty launch), and Triton compiles a 1 as a constant", "sizes"))
     return facts + inferred
+
+
+def _sizes(model: InputModel) -> list[str]:
+    """The non-flag integer arguments some barrier loop or condition reads (the others never
+    change the barrier program: their values are not assumptions that matter)."""
+    read = {key for site in model.sites if site.barrier for kind, key in site_variables(site) if kind == "arg"}
+    return [a.name for a in model.args if not a.flag and a.position in read]
+
+
+def _tile_statement(model: InputModel, arg: int, axis: int, tile: int) -> str:
+    return f"pid_{'xyz'[axis]} * {tile} < {names_of(model, arg)}"
 
 
 def _names(names: list[str]) -> str:
@@ -101,14 +110,14 @@ def broken_by(model: InputModel | None, point: Point, given: set[str] | None = N
             continue
         if a.divisibility > 1 and v % a.divisibility:
             out += [c for c in by_subject.get(a.name, []) if c.source == INFERRED]
-        if not a.flag and v < 2 and any(a.name in c.statement for c in by_subject.get("sizes", [])):
+        if v < 2 and a.name in _sizes(model):
             out += by_subject.get("sizes", [])
     if given & {"pid", "grid"} or any(names_of(model, arg) in given for arg, _, _ in model.tiles):
         for arg, axis, tile in model.tiles:
             n = args.get(arg)
             pid = point.pids[axis] if axis < len(point.pids) else 0
             if isinstance(n, int) and pid * tile >= n:
-                out += [c for c in by_subject.get(f"pid_{'xyz'[axis]}", []) if str(tile) in c.statement]
+                out += [c for c in contract if c.statement == _tile_statement(model, arg, axis, tile)]
     return list(dict.fromkeys(out))
 
 
