@@ -6,8 +6,9 @@ stated by the IR: `tt.divisibility = 16` on an argument (a launch with another v
 another compilation) and every `llvm.intr.assume` / `tt.assume`. The rest the tool infers from
 how the kernel uses its inputs: a loop bound `N_CTX // 128` drops a partial block, so the kernel
 was written for N_CTX a multiple of 128 (the host asserts it); a bound `N - (pid + 1) * 128`
-cuts N into per-program tiles, so no program starts past N; a size is never 0 (no empty tensor
-is launched) and never 1 (Triton compiles a 1 as a constant: another IR). An engineer needs to
+cuts N into per-program tiles, so no program starts past N. (The input-point search also never
+tries a size of 0 or 1; that is a choice of where to look, not a contract: a real launch with
+K=0 exists and hangs, and is judged as any launch.) An engineer needs to
 see these, and needs to see which is which: an inference is the tool's reading of the code,
 not something the compiler guarantees.
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .trip_counts import InputModel, Point, render, site_variables
+from .trip_counts import InputModel, Point, render
 
 IR_FACT = "IR fact"
 INFERRED = "inferred"
@@ -68,26 +69,11 @@ def contract_of(model: InputModel | None) -> list[Assumption]:
                                    f"a barrier loop's bound is {n} - (pid_{'xyz'[axis]} + k) * {tile}: each program has "
                                    f"a {tile}-wide tile of {n}, and a host launches cdiv({n}, {tile}) programs",
                                    f"pid_{'xyz'[axis]}"))
-    sizes = _sizes(model)
-    if sizes:
-        inferred.append(Assumption(INFERRED, f"{_names(sizes)} >= 2",
-                                   "a size is never 0 (no empty launch), and Triton compiles a 1 as a constant", "sizes"))
     return facts + inferred
-
-
-def _sizes(model: InputModel) -> list[str]:
-    """The non-flag integer arguments some barrier loop or condition reads (the others never
-    change the barrier program: their values are not assumptions that matter)."""
-    read = {key for site in model.sites if site.barrier for kind, key in site_variables(site) if kind == "arg"}
-    return [a.name for a in model.args if not a.flag and a.position in read]
 
 
 def _tile_statement(model: InputModel, arg: int, axis: int, tile: int) -> str:
     return f"pid_{'xyz'[axis]} * {tile} < {names_of(model, arg)}"
-
-
-def _names(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
 def broken_by(model: InputModel | None, point: Point, given: set[str] | None = None) -> list[Assumption]:
@@ -110,8 +96,6 @@ def broken_by(model: InputModel | None, point: Point, given: set[str] | None = N
             continue
         if a.divisibility > 1 and v % a.divisibility:
             out += [c for c in by_subject.get(a.name, []) if c.source == INFERRED]
-        if v < 2 and a.name in _sizes(model):
-            out += by_subject.get("sizes", [])
     if given & {"pid", "grid"} or any(names_of(model, arg) in given for arg, _, _ in model.tiles):
         for arg, axis, tile in model.tiles:
             n = args.get(arg)
