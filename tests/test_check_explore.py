@@ -23,7 +23,10 @@ def test_an_async_mma_with_no_completion_wait_still_races(tmp_path):
     path.write_text(SYNC.read_text().replace("%first, %on :", "%first, %on {is_async} :"))
     doc = json.loads(run_cli("explore", str(path), "--format", "json").stdout)
     assert doc["result"] == "race"
-    assert any(f["kind"] == "race.unsynchronized_read" for f in doc["findings"])
+    race = next(f for f in doc["findings"] if f["kind"] == "race.unsynchronized_read")
+    # Worded as the engineer reads it: the TMEM read waits for nothing the MMA's completion arrives on.
+    assert (f"the read at line {race['lines'][1]} is not ordered after the completion of the MMA write at line "
+            f"{race['lines'][0]}") in race["message"]
 
 
 def test_check_output_says_explore_looks_further(tmp_path):

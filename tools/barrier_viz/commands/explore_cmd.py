@@ -34,7 +34,7 @@ class ExploreDoc(BaseModel):
 
 
 def explore_document(sel: Selection, *, trips: int | None = None, max_states: int = 200_000, timeout: float = 10.0,
-                     warnings: list[str] | None = None) -> ExploreDoc:
+                     steps: int | None = None, warnings: list[str] | None = None) -> ExploreDoc:
     if sel.function is None:
         res = ExploreResult("not_simulated", None, trips or 0, reason="no function in scope")  # type: ignore[arg-type]
         return ExploreDoc(input=InputRef(**sel.input_ref()), result=res.result, findings=[], states=0, seconds=0.0,
@@ -42,7 +42,7 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
     from ..analyses.launch.input_points import admissible, model_of
 
     model = model_of(Analysis(sel))
-    res = explore(sel.function, trips=trips, max_states=max_states, timeout=timeout,
+    res = explore(sel.function, trips=trips, max_states=max_states, timeout=timeout, steps=steps,
                   adjust=(lambda p: admissible(model, p)) if model is not None else None)
     findings: list[Finding] = []
     result = res.result
