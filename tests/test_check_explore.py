@@ -136,3 +136,18 @@ def test_explore_never_finds_an_error_race_or_deadlock_check_misses(path):
     assert got["severity_breaks"] == []
     if got["beyond"]:
         assert got["bound_stated"]
+
+
+def test_a_read_logged_before_an_async_write_says_both_orders_are_missing():
+    """A run may log the partition's read before the TMA's write it races (the refill overran the
+    reader, or the read ran before the data landed): the message names both missing orders, in
+    the engineer's words, never "a write is not ordered after the earlier access"."""
+    from barrier_viz.analyses.sim.explore import RaceReport, race_findings
+
+    race = RaceReport(first_line=56, first_op="ttng.warp_group_dot", first_kind="read", first_partition="default",
+                      second_line=147, second_op="ttng.async_tma_copy_global_to_local", second_kind="write",
+                      second_partition="partition1 (async)", storage="%b_bufs@24", columns=(0, 128), policy="favorable")
+    (f,) = race_findings([race])
+    assert f.kind == "race.missing_acquire" and f.severity.value == "error"
+    assert ("the read at line 56 is not ordered after the completion of the TMA write at line 147 (default waits on "
+            "no barrier that write's completion arrives on), nor is that write issued after the read is released") in f.message

@@ -313,7 +313,8 @@ def _async_write_unordered(r: RaceReport) -> str:
     """How an engineer reads a partition's read racing an asynchronous write (an MMA into its
     accumulator, a TMA load into its tile), whichever the run logged first: the read waits on
     nothing that write's completion arrives on. Logged read-first, the same pair is also the
-    write not issued after the read's release. Empty when the pair is not of that shape."""
+    write not issued after the read's release (a refill overrunning its reader): both are said.
+    Empty when the pair is not of that shape."""
     pair = [(r.first_line, r.first_op, r.first_kind, r.first_partition),
             (r.second_line, r.second_op, r.second_kind, r.second_partition)]
     write = next((a for a in pair if a[2] == "write" and a[3].endswith("(async)")), None)
@@ -321,12 +322,12 @@ def _async_write_unordered(r: RaceReport) -> str:
     if write is None or read is None:
         return ""
     engine = _engine(write[1])
-    text = (f"the read at line {read[0]} is not ordered after the completion of the {engine} write at line {write[0]} "
-            f"({read[3]} waits on no barrier that write's completion arrives on), so it may read the data before or "
-            f"while the {engine} writes it")
-    if pair[0] is read:
-        text += f"; nor is the {engine} write issued after that read is released"
-    return text
+    unordered = (f"the read at line {read[0]} is not ordered after the completion of the {engine} write at line "
+                 f"{write[0]} ({read[3]} waits on no barrier that write's completion arrives on)")
+    if pair[0] is write:
+        return f"{unordered}, so it may read the data before or while the {engine} writes it"
+    return (f"{unordered}, nor is that write issued after the read is released: the {engine} may write the data "
+            "before, while or after it is read")
 
 
 def race_findings(races: list[RaceReport]):
