@@ -1,6 +1,8 @@
 """Does `check` report every error race and deadlock `explore` finds, and does severity follow outcome?
 
-    .venv/bin/python bench/bench_check_explore.py [--corpus DIR] [--evals DIR] [--timeout S] [--limit N] [--save OUT.json]
+    .venv/bin/python bench/bench_check_explore.py [--corpus DIR] [--evals DIR] [--timeout S] [--limit N]
+                                                  [--match TEXT]... [--save OUT.json]
+    .venv/bin/python bench/bench_check_explore.py --recorded DIR [--save OUT.json]
 
 Issue 22's acceptance, over every corpus file (lit/, real/, gpu/, families/) and every eval case:
 
@@ -11,7 +13,10 @@ Issue 22's acceptance, over every corpus file (lit/, real/, gpu/, families/) and
   apart, as "beyond check's stated bound": `check`'s output says where it stopped;
 * no finding of `check` whose outcome is a hang or wrong results has severity info.
 
-Run it once, niced (`nice -n 10`): it runs `explore` for up to S seconds per unit. No assertion:
+Run it once, niced (`nice -n 10`): it runs `explore` for up to S seconds per unit (its step
+budget decides what is explored; S is the wall-clock backstop, and a unit it cuts says "not
+judged within time"). `--recorded DIR` judges the records of `scripts/record_outputs.py`
+instead (no simulation): the candidates to re-run live with `--match`. No assertion:
 it reports counts and lists every disagreement. `tests/test_check_explore.py` runs the same
 comparison (`compare`) on a CI-sized sample.
 """
