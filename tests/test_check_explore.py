@@ -23,7 +23,10 @@ def test_an_async_mma_with_no_completion_wait_still_races(tmp_path):
     path.write_text(SYNC.read_text().replace("%first, %on :", "%first, %on {is_async} :"))
     doc = json.loads(run_cli("explore", str(path), "--format", "json").stdout)
     assert doc["result"] == "race"
-    assert any(f["kind"] == "race.unsynchronized_read" for f in doc["findings"])
+    race = next(f for f in doc["findings"] if f["kind"] == "race.unsynchronized_read")
+    # Worded as the engineer reads it: the TMEM read waits for nothing the MMA's completion arrives on.
+    assert (f"the read at line {race['lines'][1]} is not ordered after the completion of the MMA write at line "
+            f"{race['lines'][0]}") in race["message"]
 
 
 def test_check_output_says_explore_looks_further(tmp_path):
@@ -133,3 +136,18 @@ def test_explore_never_finds_an_error_race_or_deadlock_check_misses(path):
     assert got["severity_breaks"] == []
     if got["beyond"]:
         assert got["bound_stated"]
+
+
+def test_a_read_logged_before_an_async_write_says_both_orders_are_missing():
+    """A run may log the partition's read before the TMA's write it races (the refill overran the
+    reader, or the read ran before the data landed): the message names both missing orders, in
+    the engineer's words, never "a write is not ordered after the earlier access"."""
+    from barrier_viz.analyses.sim.explore import RaceReport, race_findings
+
+    race = RaceReport(first_line=56, first_op="ttng.warp_group_dot", first_kind="read", first_partition="default",
+                      second_line=147, second_op="ttng.async_tma_copy_global_to_local", second_kind="write",
+                      second_partition="partition1 (async)", storage="%b_bufs@24", columns=(0, 128), policy="favorable")
+    (f,) = race_findings([race])
+    assert f.kind == "race.missing_acquire" and f.severity.value == "error"
+    assert ("the read at line 56 is not ordered after the completion of the TMA write at line 147 (default waits on "
+            "no barrier that write's completion arrives on), nor is that write issued after the read is released") in f.message

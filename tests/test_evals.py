@@ -107,6 +107,21 @@ def test_thresholds_hold_outside_known_misses(committed, config):
     assert summary["false_deadlocks"] == 0
 
 
+def _infos_with_a_severe_outcome(scores) -> list:
+    from barrier_viz.analyses.model.outcome import SEVERE
+
+    return [(s.case.name, r.kind, r.lines, r.outcome) for s in scores for r in s.reported
+            if r.severity == "info" and r.outcome in SEVERE]
+
+
+def test_severity_follows_outcome_on_every_case(committed):
+    """Issue 22: no finding whose outcome is a hang or wrong results is an info, on any of the
+    committed cases (every eval kernel, each base and mutant)."""
+    _, scores = committed
+    assert all(r.outcome for s in scores for r in s.reported), "check gives every finding its outcome"
+    assert _infos_with_a_severe_outcome(scores) == []
+
+
 def test_no_false_deadlock_on_unmodified_kernels(committed):
     """Unmodified compiler output (the .base cases) must never be called a deadlock, unless the
     case itself expects that hang: a latent bug of the compiler judged by hand in its notes."""
@@ -125,6 +140,7 @@ def test_gpu_observed_corpus():
     summary = summarize(scores)
     assert summary["deadlock_recall"] == 1.0, [s.case.name for s in scores if s.case.expects_deadlock and not s.hang_reported]
     assert summary["false_deadlocks"] == 0, [s.case.name for s in scores if s.case.known_good and s.hang_reported]
+    assert _infos_with_a_severe_outcome(scores) == []  # severity follows outcome (issue 22)
 
 
 # -- the mutation engine ------------------------------------------------------------------------

@@ -305,21 +305,38 @@ def test_gluon_clc_ops_are_modelled_like_tlx_ones() -> None:
     assert all(n == 8 for n in result.machine.loop_trips.values())
 
 
-def test_explore_timeout_bounds_its_bounds_search_and_runs() -> None:
-    """`explore --timeout` is one budget for the whole command: the bounds search and every
-    schedule stop inside a long loop nest, and the result says `bound_reached` and why, instead
-    of running the loop to its end (what made the causal-attention lit file take 200 s)."""
-    from barrier_viz.analyses.sim.explore import explore
-
+def _endless_loop_kernel() -> str:
     loops = ("      %n = arith.constant 1000000000 : i32\n      %one = arith.constant 1 : i32\n"
              "      scf.for %i = %c0 to %n step %one : i32 {\n        %x = arith.addi %i, %one : i32\n      }\n")
-    text = kernel("", "%bar", one_barrier(),
+    return kernel("", "%bar", one_barrier(),
                   "      %c0 = arith.constant 0 : i32\n" + loops + f"      ttng.wait_barrier %bar, %c0 : {BAR}",
                   f"%b1: {BAR}", f"      ttng.arrive_barrier %b1, 1 : {BAR}", BAR)
-    res = explore(_fn(text), timeout=0.5)
-    assert res.result == "bound_reached"
-    assert res.reason
-    assert all(r.outcome == "bound_reached" for r in res.runs)
+
+
+def test_explore_step_budget_bounds_its_bounds_search_and_runs() -> None:
+    """`explore --steps` is one budget for the whole command, counted in interpreter steps: the
+    bounds search and every schedule stop inside a long loop nest, and the result says
+    `bound_reached` and why, instead of running the loop to its end (what made the
+    causal-attention lit file take 200 s). Steps, not seconds: two runs stop at the same
+    operation, whatever the machine's load (what `explore --timeout` alone did not)."""
+    from barrier_viz.analyses.sim.explore import explore
+
+    first, again = (explore(_fn(_endless_loop_kernel()), steps=40_000, timeout=600) for _ in range(2))
+    assert first.result == "bound_reached" and first.reason and not first.timed_out
+    assert all(r.outcome == "bound_reached" for r in first.runs)
+    assert {**first.bounds(), "bounds_seconds": 0} == {**again.bounds(), "bounds_seconds": 0}
+    assert [(r.policy, r.steps) for r in first.runs] == [(r.policy, r.steps) for r in again.runs]
+
+
+def test_explore_timeout_is_a_backstop_reported_as_not_judged() -> None:
+    """The wall clock stops a step budget it cannot finish in time: the result is "not judged
+    within time", never `clean_within_bounds` or a `bound_reached` the budget did not choose."""
+    from barrier_viz.analyses.sim.explore import explore
+
+    res = explore(_fn(_endless_loop_kernel()), steps=10**12, timeout=0.5)
+    assert res.timed_out and res.result == "not_judged"
+    assert res.reason.startswith("not judged within time: the --timeout 0.5 s wall-clock backstop")
+    assert res.bounds()["timed_out"] is True
 
 
 def loaded_trip_kernel(written: bool = False) -> str:

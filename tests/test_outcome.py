@@ -97,3 +97,19 @@ def test_a_stated_limit_is_not_judged_rather_than_harmless():
     assert outcome_of("model.limit", "info", {}) == NOT_JUDGED
     assert outcome_of("limit.unresolved_value", "info", {}) == NOT_JUDGED
     assert outcome_of("buffer.single_copy", "info", {}) == HARMLESS
+
+
+def test_an_info_never_carries_a_hang_or_wrong_results():
+    """Severity follows outcome (issue 22): an explanation whose consequence is a hang (an
+    unpaired arrive that leaves a wait with no arrival) is reported as a warning, never an info;
+    a harmless one stays an info; a run's verdict taken back (a launch the IR excludes) is an
+    info that is not judged, not a harmless one and not a hang."""
+    from barrier_viz.analyses.model.findings import Kind, Severity, finding
+    from barrier_viz.analyses.model.outcome import NOT_JUDGED
+
+    hang = finding(Kind.ARRIVE_UNPAIRED, Severity.info, "m", evidence={"consequence": HANG})
+    assert (hang.severity, hang.outcome) == (Severity.warning, HANG)
+    fine = finding(Kind.ARRIVE_UNPAIRED, Severity.info, "m", evidence={"consequence": HARMLESS})
+    assert (fine.severity, fine.outcome) == (Severity.info, HARMLESS)
+    taken_back = finding(Kind.DEADLOCK_CYCLE, Severity.info, "m", evidence={"not_judged": "a launch the IR excludes"})
+    assert (taken_back.severity, taken_back.outcome) == (Severity.info, NOT_JUDGED)

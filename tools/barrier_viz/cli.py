@@ -414,7 +414,8 @@ def explore_cmd(
     func: FuncOpt = None,
     trips: Annotated[Optional[int], typer.Option("--trips", min=1, help="Iterations every loop with barrier operations must reach, at least 1 (default 2: a persistent loop starts a second tile).", show_default=False)] = None,
     max_states: Annotated[int, typer.Option("--max-states", min=1, help="Stop after this many distinct states (at least 1).")] = 200_000,
-    timeout: Annotated[float, typer.Option("--timeout", help="Stop exploring after this many seconds (more than 0).")] = 10.0,
+    timeout: Annotated[float, typer.Option("--timeout", help="Wall-clock backstop in seconds (more than 0): if it stops the exploration before the step budget, the result says \"not judged within time\" (a deadlock or race already seen stands), never clean.")] = 10.0,
+    steps: Annotated[Optional[int], typer.Option("--steps", min=1, help="Interpreter steps for the whole exploration, the bound the result rests on, the same on every machine and load (default: 4 x BARRIER_VIZ_SIM_STEPS, i.e. 8,000,000).", show_default=False)] = None,
     args: ArgsOpt = None,
     pid: PidOpt = None,
     grid: GridOpt = None,
@@ -441,7 +442,7 @@ def explore_cmd(
 
         sel = select(input, unit, func, require_function=True)
         warnings = _report_warnings(sel, strict)
-        doc = explore_document(sel, trips=trips, max_states=max_states, timeout=timeout, warnings=warnings, launch=launch)
+        doc = explore_document(sel, trips=trips, max_states=max_states, timeout=timeout, steps=steps, warnings=warnings, launch=launch)
         _emit(sel, doc, format, render_explore_text)
         return 1 if doc.result in ("deadlock", "race") else 0
 

@@ -148,6 +148,8 @@ def _demote_excluded_launch(findings: list[Finding], why: str) -> None:
     for f in findings:
         f.severity = Severity.info
         f.message = f"Not a verdict: the simulated launch is one the IR excludes ({why}). " + f.message
+        f.evidence["not_judged"] = f"the simulated launch is one the IR excludes ({why})"
+        f.settle_outcome()
 
 
 def outside_contract(findings: list[Finding], broken: list[Assumption]) -> None:

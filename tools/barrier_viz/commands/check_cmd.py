@@ -130,7 +130,10 @@ def race_bound_text(bound: dict[str, Any] | None) -> str:
         return "not checked (the kernel was not simulated)"
     if not bound["schedules"]:
         return "not checked (no schedule ran to a verdict or a bound)"
-    return f"happens-before on {', '.join(bound['schedules'])} only (the others ran to a limit); beyond: {bound['beyond']}"
+    from ..analyses.sim.schedule import POLICIES
+
+    limited = "" if len(bound["schedules"]) + len(bound.get("not_run") or []) >= len(POLICIES) else " (the others ran to a limit)"
+    return f"happens-before on {', '.join(bound['schedules'])} only{limited}; beyond: {bound['beyond']}"
 
 
 def named_bound(function, bound: dict[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ class ExploreDoc(BaseModel):
 
 
 def explore_document(sel: Selection, *, trips: int | None = None, max_states: int = 200_000, timeout: float = 10.0,
-                     warnings: list[str] | None = None, launch=None) -> ExploreDoc:
+                     steps: int | None = None, warnings: list[str] | None = None, launch=None) -> ExploreDoc:
     """`launch` (`--args/--pid/--grid`, a `Launch`): explore at the user's launch, as `check` does."""
     if sel.function is None:
         res = ExploreResult("not_simulated", None, trips or 0, reason="no function in scope")  # type: ignore[arg-type]
@@ -44,7 +44,7 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
     from ..analyses.launch.input_points import admissible, model_of
 
     model = model_of(Analysis(sel))
-    res = explore(sel.function, trips=trips, max_states=max_states, timeout=timeout,
+    res = explore(sel.function, trips=trips, max_states=max_states, timeout=timeout, steps=steps,
                   adjust=_adjust(sel, model, launch))
     findings: list[Finding] = []
     result = res.result

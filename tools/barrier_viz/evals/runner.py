@@ -55,7 +55,7 @@ def check_case(case: Case) -> tuple[list[Reported], str | None, float]:
         return [], f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}", time.perf_counter() - t0
     reported = [Reported(kind=f.kind, severity=f.severity.value, lines=list(f.lines), partitions=list(f.partitions),
                          barrier=f.barrier, buffer_id=f.buffer_id, message=f.message, threads=witness_threads(f.evidence),
-                         suggestion=f.suggestion or "")
+                         suggestion=f.suggestion or "", outcome=f.outcome)
                 for f in result.findings]
     return reported, None, time.perf_counter() - t0
 

@@ -44,6 +44,7 @@ class Reported:
     message: str = ""
     threads: list[str] = field(default_factory=list)  # witness threads (cluster: cta<k>.<partition>)
     suggestion: str = ""
+    outcome: str = ""  # `check`'s headline outcome (analyses/model/outcome.py); empty from an agent's text
 
     @property
     def is_hang(self) -> bool:

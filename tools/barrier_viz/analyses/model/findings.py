@@ -86,9 +86,14 @@ class Finding(BaseModel):
     def settle_outcome(self) -> "Finding":
         """Derive `outcome` from the kind, severity and evidence (analyses/model/outcome.py); called
         when the finding is made and again when `check` attaches a witness to it."""
-        from .outcome import outcome_of
+        from .outcome import SEVERE, outcome_of
 
         self.outcome = outcome_of(self.kind, self.severity.value, self.evidence)
+        if self.severity is Severity.info and self.outcome in SEVERE:
+            # Severity follows outcome: a rule that explains a hang or a wrong result in an info
+            # (`arrive.unpaired` whose consequence is a hang) reports a warning at least.
+            self.severity = Severity.warning
+            self.outcome = outcome_of(self.kind, self.severity.value, self.evidence)
         return self
 
     def sort_key(self) -> tuple:

@@ -37,6 +37,7 @@ HARMLESS = "harmless"
 NOT_JUDGED = "not judged"
 HANG_OR_FAULT = "hang, or a fault/corruption if the wait passes early"
 OUTCOMES = (HANG, WRONG, EITHER, HARMLESS, NOT_JUDGED, HANG_OR_FAULT)
+SEVERE = (HANG, WRONG, EITHER, HANG_OR_FAULT)  # never an info's outcome (`Finding.settle_outcome`)
 _LIMIT_KINDS = {"model.limit", "limit.unresolved_value", "limit.not_judged"}
 
 _HANG_KINDS = {"deadlock.no_producer", "deadlock.parity_cadence", "deadlock.cycle", "expect.bytes_mismatch",
@@ -55,8 +56,8 @@ _EVIDENCE_KINDS = {"channel.same_partition", "arrive.unpaired", "barrier.init_co
 def outcome_of(kind: str, severity: str, evidence: dict[str, Any] | None) -> str:
     """The headline outcome of one finding (see the module docstring)."""
     evidence = evidence or {}
-    if kind in _LIMIT_KINDS:
-        return NOT_JUDGED
+    if kind in _LIMIT_KINDS or (severity == "info" and evidence.get("not_judged")):
+        return NOT_JUDGED  # a stated limit, or a run's verdict taken back (a launch the IR excludes)
     if kind in _EVIDENCE_KINDS and evidence.get("consequence") in OUTCOMES:
         return evidence["consequence"]
     if severity == "info":

@@ -12,8 +12,10 @@ Which clock: `check`, `report`, `eval` and `audit` count *interpreter operations
 time. A time budget (wall or CPU) cut the same kernel at different points on a fast machine, a
 slow one, or a loaded CI runner, so the same tree gave different verdicts (a GPU-observed
 hanging mutant passed the gate when its simulation was cut under load). Operations are the same
-on every machine, so the same input gives the same bytes. `explore --timeout` keeps the
-wall-clock time a user waits for (it samples schedules; it is not a gate).
+on every machine, so the same input gives the same bytes. `explore` counts steps too (its own,
+larger allowance: `explore --steps`); its `--timeout` is only a wall-clock backstop
+(`Backstop`) for what a user waits, and a run it cuts is reported as not judged within time,
+never as a verdict.
 
 The default, `DEFAULT_STEPS` (`BARRIER_VIZ_SIM_STEPS` overrides it), is 2 million operations:
 10-80 s of simulation at the 25k-130k operations per CPU second measured on the corpus, more
@@ -70,6 +72,34 @@ class Deadline:
 
     def passed(self) -> bool:
         return self.clock() > self.at
+
+
+class Backstop:
+    """A wall-clock limit behind a step budget (`explore --timeout`): what a user waits, never
+    the bound a verdict rests on. `fired` records that it stopped something, so the caller
+    reports that cut as such ("not judged within time") instead of as the step bound."""
+
+    def __init__(self, seconds: float) -> None:
+        self.wall = Deadline(WALL() + seconds, WALL)
+        self.fired = False
+
+    def over(self, steps: Deadline) -> "_StepsOrWall":
+        """A deadline passed once `steps` is, or once the wall clock has."""
+        return _StepsOrWall(steps, self)
+
+    def passed(self) -> bool:
+        if self.wall.passed():
+            self.fired = True
+        return self.fired
+
+
+@dataclass(frozen=True)
+class _StepsOrWall:
+    steps: Deadline
+    backstop: Backstop
+
+    def passed(self) -> bool:
+        return self.steps.passed() or self.backstop.passed()
 
 
 def as_deadline(d: "Deadline | float | None") -> "Deadline | None":

@@ -68,10 +68,17 @@ class DeadlockAnalysis:
         """The bound within which `check` looked for happens-before races: the schedules whose
         races count (`verdicts.run_races`: run, and not ended by a limit), the launch, and where
         each run stopped. `explore` runs the same schedules at the same launch, then more."""
+        ran = {r.policy for r in self.runs}
+        # A hang (or a stated limit) ends the simulation: the systematic schedules after it are
+        # not run, so their races lie beyond this bound too, and the bound names them.
+        not_run = [p for p in POLICIES if p not in ran] if self.simulated else []
+        last = self.runs[-1] if self.runs else None
+        beyond = "`barrier-viz explore` (" + (f"{', '.join(not_run)}: not run once the {last.policy} schedule "
+                                             f"{'hung' if last.deadlocked else 'stopped'}; " if not_run and last else "")
         return {"schedules": [r.policy for r in self.runs if r.machine is not None and r.machine.hb is not None
                               and races_stand(r)],
                 "int_args": self.params.int_args, "arg_values": dict(self.params.arg_values),
-                "trips": self.trips, "beyond": "`barrier-viz explore` (starved, random schedules)"}
+                "trips": self.trips, "not_run": not_run, "beyond": beyond + "starved, random schedules)"}
 
 
 def analyse_deadlocks(function: Operation, arrivers: dict[int, set[str]], base: Params | None = None,

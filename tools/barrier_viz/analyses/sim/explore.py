@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from ...ir.model import Operation
-from .budget import WALL, Budget
+from .budget import Backstop, Budget, default_steps
 from .extension import installed
 from .machine import Params
 from .schedule import POLICIES, RunResult, choose_params, covered_summary, default_trips, run
@@ -60,15 +60,31 @@ class ExploreResult:
     seconds: float = 0.0
     setup_seconds: float = 0.0
     reason: str = ""
+    budget: Budget | None = None
+    spent_steps: int = 0  # of `budget`, when the exploration ended
+    timed_out: bool = False  # the wall-clock backstop stopped something: the bounds below are not all explored
 
     def bounds(self) -> dict:
-        return {"int_args": self.params.int_args, "arg_values": dict(self.params.arg_values), "trips": self.stop_trips,
-                "max_steps_per_run": self.params.max_steps, "schedules": len(self.runs),
-                "bounds_seconds": round(self.setup_seconds, 3)}
+        out = {"int_args": self.params.int_args, "arg_values": dict(self.params.arg_values), "trips": self.stop_trips,
+               "max_steps_per_run": self.params.max_steps, "schedules": len(self.runs),
+               "bounds_seconds": round(self.setup_seconds, 3)}
+        if self.budget is not None:
+            out.update(steps=int(self.budget.amount), spent_steps=self.spent_steps, timed_out=self.timed_out)
+        return out
+
+
+EXPLORE_STEPS_FACTOR = 4  # explore's step budget: this many times `check`'s (`budget.default_steps`)
+
+
+def default_explore_steps() -> int:
+    """`explore`'s step budget when `--steps` is not given: four times `check`'s whole
+    simulation budget (`BARRIER_VIZ_SIM_STEPS` scales both), since it runs up to 4 + P + 8
+    schedules where `check` runs four."""
+    return int(default_steps() * EXPLORE_STEPS_FACTOR)
 
 
 def explore(function: Operation, *, trips: int | None = None, max_states: int = 200_000, timeout: float = 10.0,
-            random_runs: int = 8, adjust=None) -> ExploreResult:
+            steps: int | None = None, random_runs: int = 8, adjust=None) -> ExploreResult:
     """`adjust(params)` moves the chosen launch to one the kernel admits (`check`'s own:
     `input_points.admissible`). A hang whose stuck barrier an unmodelled op touches, or that
     rests on a trip count assumed in some partitions only, is what `check` states as a limit:
@@ -78,16 +94,17 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
     from .ops.clc import CLC_TRY_OPS
 
     chosen_at = time.perf_counter()
-    budget = Budget(amount=timeout, clock=WALL, started=chosen_at)  # --timeout: what the user waits
+    budget = Budget(amount=steps or default_explore_steps())  # the bound: the same on every machine and load
+    backstop = Backstop(timeout)  # --timeout: what the user waits, reported apart when it cuts
     stop = trips or default_trips(function)
     base = Params(max_steps=60_000, unknown_trips=max(3, stop))
     # One budget for the whole command: choosing the bounds may use part of it (reported
     # apart as bounds_seconds), the schedules share the rest.
-    params = choose_params(function, base, min_trips=stop, deadline=budget.share(0.4), adjust=adjust)
+    params = choose_params(function, base, min_trips=stop, deadline=backstop.over(budget.share(0.4)), adjust=adjust)
     params = replace(adjust(params) if adjust is not None else params, track_races=True)
     limits: list[str] = []
     started = time.perf_counter()
-    out = ExploreResult("clean_within_bounds", params, stop)
+    out = ExploreResult("clean_within_bounds", params, stop, budget=budget)
     seen: set[int] = set()
 
     def observer(machine) -> None:
@@ -108,13 +125,13 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
             k += 1
         else:
             break
-        over_time = budget.spent()
-        if over_time or len(seen) >= max_states:
-            if mandatory:
-                out.reason = "timeout" if over_time else "max states"
+        spent = budget.spent()
+        if spent or backstop.passed() or len(seen) >= max_states:
+            if mandatory and not backstop.fired:
+                out.reason = f"the step budget ({int(budget.amount)} steps) ran out" if spent else "max states"
             break
         result = run(function, replace(params, late_clc=_late_clc(policy, clc)), policy, stop_trips=stop,
-                     observer=observer, deadline=budget.deadline)
+                     observer=observer, deadline=backstop.over(budget.deadline))
         out.runs.append(result)
         if result.outcome == "not_simulated":
             out.result, out.reason = "not_simulated", result.reason
@@ -150,10 +167,27 @@ def explore(function: Operation, *, trips: int | None = None, max_states: int = 
         out.result, out.reason = "not_judged", limits[0]
     elif out.reason and out.result == "clean_within_bounds":
         out.result = "bound_reached"  # a systematic schedule could not finish: say so, never pass silently
+    out.spent_steps = int(budget.used())
+    if backstop.fired:
+        _timed_out(out, timeout)
     out.states = len(seen)
     out.seconds = time.perf_counter() - chosen_at
     out.setup_seconds = started - chosen_at
     return out
+
+
+def _timed_out(out: ExploreResult, timeout: float) -> None:
+    """The wall clock, not the step budget, stopped the exploration: what was not run is not
+    judged. A deadlock or race already witnessed stands (it happened on a schedule that ran);
+    anything else is "not judged within time", never "clean" or "bound reached"."""
+    out.timed_out = True
+    note = (f"not judged within time: the --timeout {timeout:g} s wall-clock backstop stopped the exploration "
+            f"after {len(out.runs)} schedule(s), {out.spent_steps} of {int(out.budget.amount)} steps; "
+            "a larger --timeout explores the rest")
+    if out.result in ("deadlock", "race"):
+        out.reason = note + "; more schedules may find more"
+    elif out.result in ("clean_within_bounds", "bound_reached"):
+        out.result, out.reason = "not_judged", note
 
 
 def races_of(runs: list[RunResult]) -> list[RaceReport]:
@@ -269,6 +303,33 @@ def not_judged(found: list, why: dict[tuple[int, int], str]) -> list:
     return found
 
 
+def _engine(op: str) -> str:
+    if op.startswith(("ttng.tc_gen5_mma", "ttng.warp_group_dot")):
+        return "MMA"
+    return "TMA" if "tma" in op else "asynchronous"
+
+
+def _async_write_unordered(r: RaceReport) -> str:
+    """How an engineer reads a partition's read racing an asynchronous write (an MMA into its
+    accumulator, a TMA load into its tile), whichever the run logged first: the read waits on
+    nothing that write's completion arrives on. Logged read-first, the same pair is also the
+    write not issued after the read's release (a refill overrunning its reader): both are said.
+    Empty when the pair is not of that shape."""
+    pair = [(r.first_line, r.first_op, r.first_kind, r.first_partition),
+            (r.second_line, r.second_op, r.second_kind, r.second_partition)]
+    write = next((a for a in pair if a[2] == "write" and a[3].endswith("(async)")), None)
+    read = next((a for a in pair if a[2] == "read" and not a[3].endswith("(async)")), None)
+    if write is None or read is None:
+        return ""
+    engine = _engine(write[1])
+    unordered = (f"the read at line {read[0]} is not ordered after the completion of the {engine} write at line "
+                 f"{write[0]} ({read[3]} waits on no barrier that write's completion arrives on)")
+    if pair[0] is write:
+        return f"{unordered}, so it may read the data before or while the {engine} writes it"
+    return (f"{unordered}, nor is that write issued after the read is released: the {engine} may write the data "
+            "before, while or after it is read")
+
+
 def race_findings(races: list[RaceReport]):
     """Turn happens-before races into findings of the architecture's race kinds: the one place
     both `check` (`verdicts.run_races`, on its own schedules) and `explore` make them. A race
@@ -294,10 +355,10 @@ def race_findings(races: list[RaceReport]):
                     "(async_tma_store_wait / store token wait) retires the store before the write")
         elif r.first_kind == "write" and r.second_kind == "read":
             kind = Kind.RACE_UNSYNCHRONIZED_READ
-            what = "a read is not ordered after the write it should see"
+            what = _async_write_unordered(r) or "a read is not ordered after the write it should see"
         else:
             kind = Kind.RACE_MISSING_ACQUIRE
-            what = "a write is not ordered after the earlier access to the same slot"
+            what = _async_write_unordered(r) or "a write is not ordered after the earlier access to the same slot"
         beyond = "" if r.policy in POLICIES else (f" Seen on the {r.policy} schedule, beyond the schedules `check` "
                                                     "runs.")
         out.append(finding(
