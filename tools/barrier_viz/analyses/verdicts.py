@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .launch.trip_mismatch import refine as name_trip_mismatch
 from .launch.input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, memory_points,
                                   model_of, name_input, simulate_launch)
 from .model.findings import Finding, Kind, Severity
@@ -58,6 +59,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
             adjust = (lambda p: apply_launch(model, admissible(model, p), launch)) if launch is not None else \
                 (lambda p: admissible(model, p))
         dyn = analyse_deadlocks(fn, analysis.arrivers, gated=analysis.arrival_gated, budget=budget, adjust=adjust)
+        dyn.findings = name_trip_mismatch(dyn.findings, dyn.witness, analysis)
         _attach_witnesses(found, dyn.findings)
         if dyn.simulated:
             run_races_found += _add_run_races(found, tmem_not_judged(run_races(dyn), found))
@@ -74,11 +76,11 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                                    {a.position: a.name for a in (model_of(analysis).args if model_of(analysis) else [])})
         if input_points and dyn.simulated:
             inputs = explore_inputs(analysis, dyn.params, sum(r.steps for r in dyn.runs), fixed=_fixed(analysis, launch),
-                                    classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
+                                    classify=lambda r: _classify_point(r, analysis),
                                     deadline=dyn.budget.deadline if dyn.budget is not None else None)
             # Loaded values are inputs too: launches with an empty segment (analyses.program.loaded).
             inputs.points += memory_points(analysis, dyn.params, dyn.runs[0], sum(r.steps for r in dyn.runs),
-                                           classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
+                                           classify=lambda r: _classify_point(r, analysis),
                                            deadline=dyn.budget.deadline if dyn.budget is not None else None,
                                            fixed=bool(launch is not None and launch.loads))
             if dyn.witness is None:
@@ -95,6 +97,11 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
     found = demote_unresolved(found, analysis)
     found.sort(key=Finding.sort_key)
     return CheckResult(found, dyn, inputs, user)
+
+
+def _classify_point(result, analysis) -> list[Finding]:
+    """Findings of an input point's deadlocked run, the cause named (a trip-count mismatch)."""
+    return name_trip_mismatch(classify_run(result, analysis.arrivers, analysis.arrival_gated), result, analysis)
 
 
 # -- post-passes: where the simulation's findings meet the rules' (in the order `check` runs them)
