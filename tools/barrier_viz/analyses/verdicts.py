@@ -93,10 +93,23 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 cause = inputs.base_cause()
                 for f in dyn.findings:
                     name_input(f, cause)
+    if dyn is not None and dyn.simulated:
+        _attach_hang_sets(found, analysis, dyn, inputs)
     found += unjudged_findings(dyn, inputs)
     found = demote_unresolved(found, analysis)
     found.sort(key=Finding.sort_key)
     return CheckResult(found, dyn, inputs, user)
+
+
+def _attach_hang_sets(found: list[Finding], analysis, dyn: DeadlockAnalysis, inputs: InputSearch | None) -> None:
+    """The set of input values at which each trip-count mismatch hangs (`launch/hang_set.py`)."""
+    from .launch.hang_set import attach
+    from .launch.input_points import base_point
+
+    model = model_of(analysis)
+    main = base_point(model, dyn.params) if model is not None else None
+    attach(found, analysis, main, inputs.points if inputs is not None else [],
+           main_hung=(dyn.witness is not None) if dyn.runs and dyn.runs[0].outcome in ("completed", "covered", "deadlock") else None)
 
 
 def _classify_point(result, analysis) -> list[Finding]:
