@@ -48,7 +48,7 @@ class HangSet:
     hangs: list[tuple[int, int]]
     completes: list[tuple[int, int]]
     held: dict[str, int]
-    programs: dict[str, int]  # program-id axis -> programs quantified (ids below it)
+    programs: dict[str, int | str]  # program-id axis -> the bound its ids stay below (a count, or num_programs_<axis>)
     programs_why: str
     loop_line: int
     block: int = 0  # the input enters as cdiv(X, block): membership is the same on each block
@@ -215,12 +215,14 @@ def _one(model, loop, point: Point, var, names, pid_axes, budget, simulated):
         if (0 in t) != hung:
             return None, (f"the trip-count model and the simulation disagree at {label}={value} "
                           f"(simulated: {'hangs' if hung else 'completes'}), so no set is printed")
-        who = "".join(f", pid_{'xyz'[ax]}={sp.pids[ax]}" for ax in pid_axes)
-        checked.append(f"{label}={value}{who}: {'hangs' if hung else 'completes'}")
+        who = [f"{names[p]}={v}" for p, v in sp.args if ("arg", p) in site_variables(loop)]
+        who += [f"pid_{'xyz'[ax]}={sp.pids[ax]}" for ax in pid_axes]
+        who += [f"num_programs_{'xyz'[ax]}={sp.grid[ax]}" for ax in sorted(model.nprog_axes) if ("nprog", ax) in site_variables(loop)]
+        checked.append(f"{', '.join(who)}: {'hangs' if hung else 'completes'}")
     hang_spans, done_spans = _spans(spans[:len(member)], member)
     hi = spans[len(member) - 1][1]
     hs = HangSet(label, spans[0][0], hi, step, hang_spans, done_spans, held,
-                 {f"pid_{'xyz'[ax]}": fixed_bounds.get(ax, point.grid[ax]) for ax in pid_axes},
+                 {f"pid_{'xyz'[ax]}": fixed_bounds.get(ax, f"num_programs_{'xyz'[ax]}") for ax in pid_axes},
                  "; ".join(why), loop.op.line, block=block, checked=checked, cut=cut)
     if block:
         hs.block_hangs = [spans[i][1] // block
