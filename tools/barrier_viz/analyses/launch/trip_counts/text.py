@@ -20,8 +20,17 @@ def source_name(arg: BlockArgument) -> str:
     number. The one place a loop value is named (render, the hang sets)."""
     if arg.loc_name:
         return arg.loc_name
-    name = _SSA_SUFFIX.sub("", arg.name.lstrip("%"))
-    return "" if not name.strip("_") or name[0].isdigit() or _ANONYMOUS.match(name) else name
+    name = _base(arg.name)
+    if not name.strip("_") or name[0].isdigit() or _ANONYMOUS.match(name):
+        return ""
+    # The printer often names every argument of a loop after its result (`%acc_168` for the
+    # induction variable of a loop whose results are `%acc_164`): a name shared is no name.
+    siblings = arg.block.arguments if arg.block is not None else []
+    return "" if sum(1 for a in siblings if _base(a.name) == name) > 1 else name
+
+
+def _base(ssa: str) -> str:
+    return _SSA_SUFFIX.sub("", ssa.lstrip("%"))
 
 
 # -- rendering ---------------------------------------------------------------------------------------
