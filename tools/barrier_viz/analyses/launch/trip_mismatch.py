@@ -127,10 +127,10 @@ def _finding(hit: Mismatch, old: Finding) -> Finding:
     barrier = barrier_name(b)
     return finding(
         Kind.DEADLOCK_TRIP_COUNT_MISMATCH, Severity.error,
-        f"Trip-count mismatch: {b.thread.name} waits at line {b.line} on {barrier} outside any loop of the "
-        f"producer's count (a peeled or unconditional wait), but the loop at line {hit.loop.line} "
-        f"({hit.producer}) that holds every arrival on it (line {hit.arrive_line}) ran no iteration: the "
-        f"phase is never produced.{behind}",
+        f"Trip-count mismatch: {b.thread.name} waits at line {b.line} on {barrier}, but the loop at line "
+        f"{hit.loop.line} ({hit.producer}) that holds every arrival on it (line {hit.arrive_line}) ran no "
+        "iteration while the wait still ran (a peeled or unconditional wait, or one in a loop of another "
+        f"count): the phase is never produced.{behind}",
         lines=sorted(set(old.lines) | {b.line, hit.loop.line}),
         partitions=[b.thread.name, hit.producer] + [p for p in old.partitions if p not in (b.thread.name, hit.producer)],
         barrier=barrier, evidence=evidence,
