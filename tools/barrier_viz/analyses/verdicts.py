@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .launch.contract import Assumption, broken_by, contract_of, given_names
+from .launch.trip_mismatch import refine as name_trip_mismatch
 from .launch.input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, base_point, explore_inputs,
                                   memory_points, model_of, name_input, simulate_launch)
 from .model.findings import Finding, Kind, Severity
@@ -60,6 +61,7 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
             adjust = (lambda p: apply_launch(model, admissible(model, p), launch)) if launch is not None else \
                 (lambda p: admissible(model, p))
         dyn = analyse_deadlocks(fn, analysis.arrivers, gated=analysis.arrival_gated, budget=budget, adjust=adjust)
+        dyn.findings = name_trip_mismatch(dyn.findings, dyn.witness, analysis)
         _attach_witnesses(found, dyn.findings)
         if dyn.simulated:
             run_races_found += _add_run_races(found, tmem_not_judged(run_races(dyn), found))
@@ -79,11 +81,11 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
                 user.outside = broken_by(model, base_point(model, dyn.params), given_names(launch))
         if input_points and dyn.simulated:
             inputs = explore_inputs(analysis, dyn.params, sum(r.steps for r in dyn.runs), fixed=_fixed(analysis, launch),
-                                    classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
+                                    classify=lambda r: _classify_point(r, analysis),
                                     deadline=dyn.budget.deadline if dyn.budget is not None else None)
             # Loaded values are inputs too: launches with an empty segment (analyses.program.loaded).
             inputs.points += memory_points(analysis, dyn.params, dyn.runs[0], sum(r.steps for r in dyn.runs),
-                                           classify=lambda r: classify_run(r, analysis.arrivers, analysis.arrival_gated),
+                                           classify=lambda r: _classify_point(r, analysis),
                                            deadline=dyn.budget.deadline if dyn.budget is not None else None,
                                            fixed=bool(launch is not None and launch.loads))
             if dyn.witness is None:
@@ -101,11 +103,28 @@ def check(analysis, simulate: bool = True, budget=None, launch: Launch | None = 
     if user is not None and user.outside:
         outside_contract([f for f in found if f.severity is not Severity.info and f.kind.startswith(("deadlock.", "race."))],
                           user.outside)
+    if dyn is not None and dyn.simulated:
+        _attach_hang_sets(found, analysis, dyn, inputs)
     found += unjudged_findings(dyn, inputs)
     found = demote_unresolved(found, analysis)
     found.sort(key=Finding.sort_key)
     contract = contract_of(model_of(analysis)) if simulate and fn is not None else None
     return CheckResult(found, dyn, inputs, user, contract)
+
+
+def _attach_hang_sets(found: list[Finding], analysis, dyn: DeadlockAnalysis, inputs: InputSearch | None) -> None:
+    """The set of input values at which each trip-count mismatch hangs (`launch/hang_set.py`)."""
+    from .launch.hang_set import attach
+
+    model = model_of(analysis)
+    main = base_point(model, dyn.params) if model is not None else None
+    attach(found, analysis, main, inputs.points if inputs is not None else [],
+           main_hung=(dyn.witness is not None) if dyn.runs and dyn.runs[0].outcome in ("completed", "covered", "deadlock") else None)
+
+
+def _classify_point(result, analysis) -> list[Finding]:
+    """Findings of an input point's deadlocked run, the cause named (a trip-count mismatch)."""
+    return name_trip_mismatch(classify_run(result, analysis.arrivers, analysis.arrival_gated), result, analysis)
 
 
 # -- post-passes: where the simulation's findings meet the rules' (in the order `check` runs them)

@@ -214,6 +214,7 @@ def render_check_text(doc: CheckDoc) -> None:
                 it = ",".join(map(str, b["iteration"])) or "-"
                 out.append(f"    {b['partition']} stuck at line {b['line']} (iteration {it}) awaiting parity "
                           f"{b['parity_awaited']}; slot completed {b['completions']} phase(s)")
+        out += [f"  {line}" for line in (f.evidence.get("hang_set") or {}).get("lines", [])]
         if f.suggestion:
             out.append(f"  suggestion: {f.suggestion}")
     if doc.simulation:

@@ -412,6 +412,7 @@ def _findings(doc: dict[str, Any]) -> list[str]:
         evidence = f.get("evidence") if isinstance(f.get("evidence"), dict) else {}
         if evidence.get("blocked"):
             rows.append(f"  witness ({evidence.get('policy')} schedule, {evidence.get('steps')} steps): " + _blocked(evidence["blocked"]))
+        rows += [f"  {line}" for line in (evidence.get("hang_set") or {}).get("lines", [])]
         if f.get("suggestion"):
             rows.append(f"  fix: {f['suggestion']}")
     if not doc.get("findings"):

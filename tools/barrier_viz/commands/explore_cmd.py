@@ -42,6 +42,7 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         return ExploreDoc(input=InputRef(**sel.input_ref()), result=res.result, findings=[], states=0, seconds=0.0,
                           bounds={}, schedules=[], reason=res.reason, warnings=warnings or [])
     from ..analyses.launch.input_points import admissible, model_of
+    from ..analyses.launch.trip_mismatch import refine as name_trip_mismatch
 
     model = model_of(Analysis(sel))
     res = explore(sel.function, trips=trips, max_states=max_states, timeout=timeout, steps=steps,
@@ -54,7 +55,8 @@ def explore_document(sel: Selection, *, trips: int | None = None, max_states: in
         friendly_ok = favorable is not None and not favorable.deadlocked
         # Same verdict rules as `check`: a hang only a runaway producer (or consumer) can cause
         # is reported as the race that allows it.
-        findings += _classify(res.deadlock, analysis.arrivers, adversarial_only=friendly_ok, gated=analysis.arrival_gated)
+        findings += name_trip_mismatch(_classify(res.deadlock, analysis.arrivers, adversarial_only=friendly_ok,
+                                                 gated=analysis.arrival_gated), res.deadlock, analysis)
         if res.deadlock.policy not in POLICIES:  # the bound `check` states: its schedules, not this one
             for f in findings:
                 f.message += f" Seen on the {res.deadlock.policy} schedule, beyond the schedules `check` runs."

@@ -154,6 +154,10 @@ class Report:
                 it = ",".join(str(i) for i in b["iteration"]) or "-"
                 lines.append(f"    - {b['partition']} blocks at line {b['line']} (iteration {it}) awaiting parity "
                              f"{b['parity_awaited']}; the slot has completed {b['completions']} phase(s)")
+            hang_set = (f.evidence.get("hang_set") or {}).get("lines", [])
+            if hang_set:
+                lines.append(f"  - {hang_set[0][0].upper()}{hang_set[0][1:]}")
+                lines += [f"    - {h.strip()}" for h in hang_set[1:]]
             if f.suggestion:
                 lines.append(f"  - Suggestion: {f.suggestion}")
         lines.append("")

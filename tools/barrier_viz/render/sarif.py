@@ -21,6 +21,7 @@ RULES: dict[str, tuple[str, str]] = {
     Kind.DEADLOCK_NO_PRODUCER.value: ("error", "A wait on a barrier that no operation ever arrives on: the phase it needs is never produced."),
     Kind.DEADLOCK_PARITY_CADENCE.value: ("error", "Arrivals complete phases at another cadence than the waits poll: some wait awaits a parity that never comes."),
     Kind.DEADLOCK_CYCLE.value: ("error", "Partitions wait on each other in a cycle: each waits for an arrival the other makes only after its own wait."),
+    Kind.DEADLOCK_TRIP_COUNT_MISMATCH.value: ("error", "One partition's loop runs no iteration while another waits, outside a loop of that count, for the arrival it would make."),
     Kind.PHASE_UNPACED_RELEASE.value: ("error", "A consumer releases a ring slot while waiting on nothing its producer signals: its releases run ahead of the fills."),
     Kind.PHASE_COUNTER_RESTART.value: ("error", "A ring counter restarts in one partition while its peer partition carries it across: the two disagree on slot and parity."),
     Kind.DEADLOCK_PREDICATE_MISMATCH.value: ("error", "An arrive runs under a condition its partner wait does not share: when it is false, the wait's phase is never produced."),

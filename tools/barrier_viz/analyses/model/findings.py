@@ -23,6 +23,7 @@ class Kind(str, Enum):
     DEADLOCK_PARITY_CADENCE = "deadlock.parity_cadence"
     DEADLOCK_CYCLE = "deadlock.cycle"
     DEADLOCK_PREDICATE_MISMATCH = "deadlock.predicate_mismatch"
+    DEADLOCK_TRIP_COUNT_MISMATCH = "deadlock.trip_count_mismatch"
     WAIT_REDUNDANT = "wait.redundant"
     PHASE_CONSTANT_IN_LOOP = "phase.constant_in_loop"
     PHASE_UNPACED_RELEASE = "phase.unpaced_release"
@@ -59,6 +60,7 @@ HANG_KINDS = frozenset(
         Kind.DEADLOCK_PARITY_CADENCE.value,
         Kind.DEADLOCK_CYCLE.value,
         Kind.DEADLOCK_PREDICATE_MISMATCH.value,
+        Kind.DEADLOCK_TRIP_COUNT_MISMATCH.value,
         Kind.EXPECT_BYTES_MISMATCH.value,
         Kind.PHASE_CONSTANT_IN_LOOP.value,
         Kind.PHASE_UNPACED_RELEASE.value,

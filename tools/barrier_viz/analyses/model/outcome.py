@@ -40,7 +40,8 @@ OUTCOMES = (HANG, WRONG, EITHER, HARMLESS, NOT_JUDGED, HANG_OR_FAULT)
 SEVERE = (HANG, WRONG, EITHER, HANG_OR_FAULT)  # never an info's outcome (`Finding.settle_outcome`)
 _LIMIT_KINDS = {"model.limit", "limit.unresolved_value", "limit.not_judged"}
 
-_HANG_KINDS = {"deadlock.no_producer", "deadlock.parity_cadence", "deadlock.cycle", "expect.bytes_mismatch",
+_HANG_KINDS = {"deadlock.no_producer", "deadlock.parity_cadence", "deadlock.cycle", "deadlock.trip_count_mismatch",
+               "expect.bytes_mismatch",
                "wait.remote_barrier"}  # a wait polling a shared::cluster address never sees its phase
 _EITHER_KINDS = {"phase.constant_in_loop"}
 _WRONG_KINDS = {"race.packed_tmem_overwrite", "race.redundant_zero_store", "race.missing_acquire",

@@ -6,12 +6,13 @@ The order of `RULES` is the order of `check`'s findings before it sorts them (an
 findings `explanations` reads), so it is written out here, never derived from imports. A new
 rule: a module in this package with a `RULE = Rule(...)` declaring its kinds' docs, one line in
 `RULES` below, one `Kind` in `model/findings.py`. Kinds only a run finds are declared in the
-emitting package (`sim/kinds.py`, `cluster/kinds.py`); stated limits in `model/kinds.py`.
+emitting package (`sim/kinds.py`, `launch/kinds.py`, `cluster/kinds.py`); stated limits in `model/kinds.py`.
 """
 
 from __future__ import annotations
 
 from ..cluster import kinds as cluster_kinds
+from ..launch import kinds as launch_kinds
 from ..model.findings import Finding, Kind
 from ..model.kinds import LIMIT_DOCS, KindDoc, Rule
 from ..sim import kinds as sim_kinds
@@ -38,7 +39,8 @@ RULES: tuple[Rule, ...] = (
     explanations.RULE,  # last: it explains the findings of the rules before it
 )
 
-_DOCS: tuple[KindDoc, ...] = (*(d for r in RULES for d in r.docs), *sim_kinds.KIND_DOCS, *cluster_kinds.KIND_DOCS,
+_DOCS: tuple[KindDoc, ...] = (*(d for r in RULES for d in r.docs), *sim_kinds.KIND_DOCS, *launch_kinds.KIND_DOCS,
+                              *cluster_kinds.KIND_DOCS,
                               *LIMIT_DOCS)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..model.findings import Kind, Severity
 from ..model.kinds import KindDoc
 
-_POLICY = ("An error (outcome: hang; `hang, or a fault/corruption if the wait passes early` when a wait on a "
+POLICY = ("An error (outcome: hang; `hang, or a fault/corruption if the wait passes early` when a wait on a "
            "TMA-completed barrier passed on a phase nobody produced); a warning when it hangs only at sizes "
            "that give no program a tile of work (an input point); info when the simulated launch is one the "
            "IR excludes (a stated `Not a verdict`).")
@@ -26,7 +26,7 @@ KIND_DOCS = (
         "ttng.wait_barrier %ready, %ph             // default partition\n"
         "// no partition ever arrives on %ready (the loader's arrive was dropped)",
         "Arrive on the barrier where the data it announces is ready.",
-        (Severity.error, Severity.warning, Severity.info), _POLICY),
+        (Severity.error, Severity.warning, Severity.info), POLICY),
     KindDoc(
         Kind.DEADLOCK_PARITY_CADENCE,
         "Arrivals complete phases at another rate than the waits poll.",
@@ -39,7 +39,7 @@ KIND_DOCS = (
         "ttng.init_barrier %full, 2                // but one arrival per phase\n"
         "ttng.arrive_barrier %full, 1",
         "Initialise with the number of arrivals each phase gets.",
-        (Severity.error, Severity.warning, Severity.info), _POLICY),
+        (Severity.error, Severity.warning, Severity.info), POLICY),
     KindDoc(
         Kind.DEADLOCK_CYCLE,
         "Partitions wait on each other in a cycle.",
@@ -52,5 +52,5 @@ KIND_DOCS = (
         "wait_barrier %empty, %ph             wait_barrier %full, %ph\n"
         "arrive ... %full                     arrive_barrier %empty",
         "Start the producer's empty-wait on the pre-inverted parity so the first fill can proceed.",
-        (Severity.error, Severity.warning, Severity.info), _POLICY),
+        (Severity.error, Severity.warning, Severity.info), POLICY),
 )

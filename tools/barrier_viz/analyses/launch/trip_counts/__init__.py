@@ -24,9 +24,9 @@ The package keeps one concept per module: `model` (the expressions, sites and la
 from __future__ import annotations
 
 from .build import _PRED_AT, MAX_NESTING, build_model
-from .evaluation import MAX_STEPS, evaluate, observe
+from .evaluation import MAX_STEPS, evaluate, observe, observe_site
 from .model import OPAQUE, InputModel, IntArg, Node, Observation, Point, Site
 from .text import render, render_trips, site_variables, variables
 
 __all__ = ["MAX_NESTING", "MAX_STEPS", "OPAQUE", "InputModel", "IntArg", "Node", "Observation", "Point", "Site",
-           "_PRED_AT", "build_model", "evaluate", "observe", "render", "render_trips", "site_variables", "variables"]
+           "_PRED_AT", "build_model", "evaluate", "observe", "observe_site", "render", "render_trips", "site_variables", "variables"]

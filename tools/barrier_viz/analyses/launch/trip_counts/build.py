@@ -11,7 +11,7 @@ import re
 from ....ir.model import Block, Operation
 from ...sim.machine import arith_value, int_width
 from .model import InputModel, IntArg, Node, OPAQUE, Site
-from .text import render
+from .text import render, source_name
 
 
 _INT = re.compile(r"^i(\d+)$")
@@ -294,10 +294,10 @@ class _Builder:
         if body is not None:
             inner = _Scope(parent=scope)
             if body.arguments:
-                site.iv = Node("iv", loop=site)
+                site.iv = Node("iv", loop=site, name=source_name(body.arguments[0]))
                 inner.names[body.arguments[0].name] = site.iv
             for k, a in enumerate(body.arguments[1:]):
-                c = Node("carried", loop=site, index=k)
+                c = Node("carried", loop=site, index=k, name=source_name(a))
                 site.carried.append(c)
                 inner.names[a.name] = c
             self.block(body, inner, site, 0, depth + 1)
@@ -312,7 +312,7 @@ class _Builder:
         before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
         bscope = _Scope(parent=scope)
         for k, a in enumerate(before.arguments):
-            c = Node("carried", loop=site, index=k)
+            c = Node("carried", loop=site, index=k, name=source_name(a))
             site.carried.append(c)
             bscope.names[a.name] = c
         self.block(before, bscope, site, 0, depth + 1)
@@ -321,7 +321,7 @@ class _Builder:
             site.cond, site.forwarded = cond[0], cond[1:]
         ascope = _Scope(parent=scope)
         for k, a in enumerate(after.arguments):
-            c = Node("carried", loop=site, index=len(before.arguments) + k)
+            c = Node("carried", loop=site, index=len(before.arguments) + k, name=source_name(a))
             site.after_args.append(c)
             ascope.names[a.name] = c
         self.block(after, ascope, site, 0, depth + 1)

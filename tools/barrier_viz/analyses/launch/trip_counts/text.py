@@ -4,7 +4,33 @@ the inputs it reads (`variables`, `site_variables`) and a loop's trip count (`re
 
 from __future__ import annotations
 
+import re
+
+from ....ir.model import BlockArgument
 from .model import Node, Site
+
+_SSA_SUFFIX = re.compile(r"_\d+$")
+_ANONYMOUS = re.compile(r"^(arg|iv|v)\d*$")
+
+
+def source_name(arg: BlockArgument) -> str:
+    """The name a kernel engineer wrote for a loop's induction variable or carried value: its
+    `loc("tile_id")` when the compiler kept one, else its SSA name without the `%` and the
+    numeric suffix MLIR adds to repeated names (`%tile_id_22` -> `tile_id`); "" for a bare
+    number. The one place a loop value is named (render, the hang sets)."""
+    if arg.loc_name:
+        return arg.loc_name
+    name = _base(arg.name)
+    if not name.strip("_") or name[0].isdigit() or _ANONYMOUS.match(name):
+        return ""
+    # The printer often names every argument of a loop after its result (`%acc_168` for the
+    # induction variable of a loop whose results are `%acc_164`): a name shared is no name.
+    siblings = arg.block.arguments if arg.block is not None else []
+    return "" if sum(1 for a in siblings if _base(a.name) == name) > 1 else name
+
+
+def _base(ssa: str) -> str:
+    return _SSA_SUFFIX.sub("", ssa.lstrip("%"))
 
 
 # -- rendering ---------------------------------------------------------------------------------------
@@ -28,9 +54,9 @@ def render(node: Node, depth: int = 0) -> str:
     if k == "nprog":
         return f"num_programs_{'xyz'[node.index]}"
     if k == "iv":
-        return f"iv@{node.loop.op.line}"
+        return node.name or f"iv@{node.loop.op.line}"
     if k == "carried":
-        return f"carried{node.index}@{node.loop.op.line}"
+        return node.name or f"carried{node.index}@{node.loop.op.line}"
     if k == "choice":
         c, a, b = (render(x, depth + 1) for x in node.args)
         return f"({c} ? {a} : {b})"

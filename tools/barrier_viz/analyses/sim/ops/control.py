@@ -64,7 +64,7 @@ def _h_for(m, op: Operation, env, who, it):
         iv += step
         k += 1
         m.count_trip(op, who, k)
-    m.count_exit(op, who)
+    m.count_exit(op, who, k)
     for r, v in zip(op.results, carried):
         env[r] = v
 
@@ -107,7 +107,7 @@ def _h_while(m, op: Operation, env, who, it):
             if not cond:
                 m.notes.append(f"line {op.line}: while condition unknown; ran {limit} iterations")
         if not cond:
-            m.count_exit(op, who)
+            m.count_exit(op, who, k)
             for r, v in zip(op.results, forwarded):
                 env[r] = v
             return
