@@ -357,13 +357,23 @@ class Machine:
         """Run a block's operations; a handler that blocks or enters a region is yielded as a
         generator, for the trampoline to drive."""
         ops = self.entry_order if block is self.entry_block and self.entry_order else block.operations
+        handlers = HANDLERS
         for op in ops:
-            if skip_terminator and op.name in ("scf.yield", "scf.condition"):
+            name = op.name
+            if skip_terminator and name in ("scf.yield", "scf.condition"):
                 continue
             self.ops += 1
             if not self.ops & 1023:
                 self._check_bounds()
-            g = self._exec(op, env, who, it)
+            # `_exec`, inlined for its two common cases (this loop runs every operation of a run).
+            handler = handlers.get(name)
+            if handler is not None:
+                g = handler(self, op, env, who, it)
+            elif name.startswith("arith."):
+                execute_arith(self, op, env)
+                continue
+            else:
+                g = self._exec(op, env, who, it)
             if g is not None:
                 yield g
 

@@ -155,9 +155,10 @@ def _blocked(machine: Machine) -> list[Blocked]:
 
 def _runnable(t: Thread) -> bool:
     req = t.pending
-    if isinstance(req, Wait):
+    cls = req.__class__  # (the requests have no subclasses; asked on every step of every run)
+    if cls is Wait:
         return t.polled or req.slot.parity != req.parity
-    if isinstance(req, Join):
+    if cls is Join:
         return req.satisfied
     return True
 
@@ -241,8 +242,11 @@ def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched
             if all(t.done for t in threads):
                 return RunResult("completed", policy, steps, machine)
             n = len(threads)
-            woken = [t for t in threads if not t.done and t.pending is not None and not isinstance(t.pending, Step) and _runnable(t)]
-            chosen = woken[0] if woken else None
+            chosen = None  # the first partition whose wait was just satisfied, if any
+            for t in threads:
+                if not t.done and t.pending is not None and t.pending.__class__ is not Step and _runnable(t):
+                    chosen = t
+                    break
             if chosen is None:
                 for k in range(n):
                     t = threads[(rr + k) % n]
