@@ -382,6 +382,9 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
 
         deadline = Budget().share(0.5)
     deadline = as_deadline(deadline)
+    from .trials import Trials
+
+    trials = Trials(function, min_trips, deadline)  # a trial differing only in unread arguments is not run twice
     base = base or Params()
     chosen = base
     degenerate: Params | None = None  # the first launch that hung with a barrier loop run empty
@@ -389,7 +392,7 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
         if deadline.passed():
             return degenerate or chosen
         params = replace(base, int_args=value, arg_values=())
-        result = run(function, params, "favorable", stop_trips=min_trips, deadline=deadline)
+        result = trials.run(params)
         chosen = params
         if result.deadlocked and result.machine is not None and result.machine.ext.unequal_work(result.machine,
                                                                                         _blocked(result.machine)):
@@ -418,7 +421,7 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
         if deadline.passed():
             return False
         trial = replace(chosen, arg_values=tuple(sorted({**overrides, **{pos: value for pos in group}}.items())))
-        result = run(function, trial, "favorable", stop_trips=min_trips, deadline=deadline)
+        result = trials.run(trial)
         return result.outcome in ("completed", "covered") and coverage_ok(result, function, min_trips)
 
     # First the cheapest question for every argument (can it be the smallest value?), so that
