@@ -42,7 +42,7 @@ class CheckDoc(BaseModel):
 def check_document(sel: Selection, *, warnings: list[str] | None = None, simulate: bool = True,
                    launch: Launch | None = None, input_points: bool = True) -> tuple[CheckDoc, CheckResult]:
     try:
-        result = check(Analysis(sel), simulate=simulate, launch=launch, input_points=input_points)
+        result = check(Analysis.of(sel), simulate=simulate, launch=launch, input_points=input_points)
     except LaunchError as exc:
         raise InputError(sel.inputs.display, str(exc)) from None
     count = lambda s: sum(1 for f in result.findings if f.severity.value == s)  # noqa: E731
