@@ -167,9 +167,19 @@ OUTER_TRIPS = 2  # a persistent loop must start a second tile
 
 
 def _barrier_loops(function: Operation) -> list[int]:
-    """Every loop holding barrier operations."""
-    return [id(op) for op in function.walk()
-            if op.name in ("scf.for", "scf.while") and any(o.name in _BARRIER_NAMES for o in op.walk())]
+    """Every loop holding barrier operations (asked by every run and every coverage question:
+    found once per function)."""
+    cached = _BARRIER_LOOPS.get(id(function))
+    if cached is None or cached[0] is not function:
+        if len(_BARRIER_LOOPS) > 64:
+            _BARRIER_LOOPS.clear()
+        cached = _BARRIER_LOOPS[id(function)] = (function, [
+            id(op) for op in function.walk()
+            if op.name in ("scf.for", "scf.while") and any(o.name in _BARRIER_NAMES for o in op.walk())])
+    return cached[1]
+
+
+_BARRIER_LOOPS: dict[int, tuple] = {}  # id(function) -> (function, its barrier loops)
 
 
 RING_WRAPS = 2  # every barrier slot waited on in a loop must complete this many phases
