@@ -21,6 +21,7 @@ from .budget import WORK, as_deadline
 # partitions): a search of many short runs spends its budget too.
 RUN_COST = 256
 from .machine import BoundReached, Join, Machine, Params, SimulationError, Step, Thread, Wait
+from .trials import Trials
 
 
 @dataclass
@@ -392,9 +393,7 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
 
         deadline = Budget().share(0.5)
     deadline = as_deadline(deadline)
-    from .trials import Trials
-
-    trials = Trials(function, min_trips, deadline)  # a trial differing only in unread arguments is not run twice
+    trials = Trials(function, min_trips, deadline, run)  # a trial differing only in unread arguments is not run twice
     base = base or Params()
     chosen = base
     degenerate: Params | None = None  # the first launch that hung with a barrier loop run empty

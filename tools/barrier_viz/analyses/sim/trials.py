@@ -19,6 +19,7 @@ budget it would have seen.
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from typing import Callable
 
 from ...ir.model import Operation
 from .budget import STEPS, WORK
@@ -69,24 +70,23 @@ def _reads(name: str, users: dict[str, list[Operation]]) -> bool:
 
 
 class Trials:
-    """`run(function, params, "favorable", stop_trips, deadline)` for the trials of one choice,
-    reusing a run whose parameters differ from an earlier trial's only in unread arguments."""
+    """`schedule(function, params, "favorable", stop_trips=, deadline=)` for the trials of one
+    choice (`schedule` is `schedule.run`, passed in: that module uses this one), reusing a run
+    whose parameters differ from an earlier trial's only in unread arguments."""
 
-    def __init__(self, function: Operation, stop_trips: int, deadline) -> None:
-        self.function, self.stop_trips, self.deadline = function, stop_trips, deadline
+    def __init__(self, function: Operation, stop_trips: int, deadline, schedule: Callable) -> None:
+        self.function, self.stop_trips, self.deadline, self.schedule = function, stop_trips, deadline, schedule
         self.unread = unread_int_args(function)
         self.done: dict[tuple, tuple] = {}  # key -> (RunResult, steps it charged)
 
     def run(self, params: Params):
-        from .schedule import run
-
         key = self._key(params)
         hit = self.done.get(key) if key is not None else None
         if hit is not None and self._replayable(hit[1]):
             WORK.ops += hit[1]
             return hit[0]
         before = WORK.ops
-        result = run(self.function, params, "favorable", stop_trips=self.stop_trips, deadline=self.deadline)
+        result = self.schedule(self.function, params, "favorable", stop_trips=self.stop_trips, deadline=self.deadline)
         if key is not None:
             self.done[key] = (result, WORK.ops - before)
         return result
