@@ -30,6 +30,15 @@ class Analysis:
     def __init__(self, sel: Selection):
         self.sel = sel
 
+    @classmethod
+    def of(cls, sel: Selection) -> "Analysis":
+        """The selection's one `Analysis`: the report's sections and its `check` look at the same
+        selection, so they share one fact build (each used to make its own)."""
+        shared = sel.__dict__.get("_analysis")
+        if shared is None:
+            shared = sel.__dict__["_analysis"] = cls(sel)
+        return shared
+
     @cached_property
     def ops(self) -> list[Operation]:
         return list(self.sel.operations())

@@ -45,7 +45,7 @@ class CheckDoc(BaseModel):
 
 def check_document(sel: Selection, *, warnings: list[str] | None = None, simulate: bool = True,
                    launch: Launch | None = None, input_points: bool = True) -> tuple[CheckDoc, CheckResult]:
-    analysis = Analysis(sel)
+    analysis = Analysis.of(sel)
     try:
         result = check(analysis, simulate=simulate, launch=launch, input_points=input_points)
     except LaunchError as exc:

@@ -34,7 +34,7 @@ class CoverageDoc(_Model):
 
 
 def coverage_document(sel: Selection, *, warnings: list[str] | None = None) -> CoverageDoc:
-    analysis = Analysis(sel)
+    analysis = Analysis.of(sel)
     cov = coverage(analysis)
     rows = [r for t in cov.packed for r in t.rows]
     return CoverageDoc(

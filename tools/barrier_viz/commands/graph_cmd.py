@@ -16,7 +16,7 @@ from ..session import Selection
 
 
 def graph_document(sel: Selection, *, warnings: list[str] | None = None) -> GraphDoc:
-    a = Analysis(sel)
+    a = Analysis.of(sel)
     return document_from_graph(sel.input_ref(), build_graph(a), warnings=warnings, cluster=cluster_model(a))
 
 

@@ -78,7 +78,7 @@ def partitions_document(sel: Selection, *, warnings: list[str] | None = None) ->
             )
         )
     return PartitionsDoc(input=InputRef(**sel.input_ref()), derived_from=pm.derived_from, partitions=infos,
-                         cluster=cluster_model(Analysis(sel)), warnings=warnings or [])
+                         cluster=cluster_model(Analysis.of(sel)), warnings=warnings or [])
 
 
 def short_op(name: str) -> str:

@@ -181,7 +181,7 @@ class PhasesDoc(_Model):
 
 # -- building ---------------------------------------------------------------------------------
 def phases_document(sel: Selection, *, warnings: list[str] | None = None, analysis: Analysis | None = None) -> PhasesDoc:
-    report = phase_report(analysis or Analysis(sel))
+    report = phase_report(analysis or Analysis.of(sel))
     return phases_doc_from_report(report, InputRef(**sel.input_ref()), warnings or [])
 
 

@@ -160,9 +160,10 @@ class Operation:
     def positional(self) -> list[str]:
         """Operands written outside brackets: `%d` of `%d[%token]`, `%bar` of `%bar[%pred]`."""
         depths = self.operand_depths
-        if len(depths) != len(self.operands):
-            return list(self.operands)
-        return [v for v, d in zip(self.operands, depths) if d == 0]
+        operands = self.operands
+        if len(depths) != len(operands) or not any(depths):  # (the interpreter asks on every step)
+            return list(operands)
+        return [v for v, d in zip(operands, depths) if d == 0]
 
     @property
     def dialect(self) -> str:

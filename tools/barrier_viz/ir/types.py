@@ -53,9 +53,25 @@ def element_bits(dtype: str) -> int | None:
 
 
 def parse_memdesc(text: str | None, aliases: dict[str, str] | None = None) -> MemDesc | None:
-    """Decode a memdesc type; `aliases` resolves `#smem = #ttg.shared_memory` style names."""
+    """Decode a memdesc type; `aliases` resolves `#smem = #ttg.shared_memory` style names.
+    Without aliases the answer depends on the text alone and is remembered (the interpreter
+    asks for the same few types on every TMA copy and MMA it runs; a `MemDesc` is immutable)."""
     if not text:
         return None
+    if not aliases:
+        if text in _PLAIN:
+            return _PLAIN[text]
+        if len(_PLAIN) > 4096:
+            _PLAIN.clear()
+        md = _PLAIN[text] = _parse_memdesc(text, None)
+        return md
+    return _parse_memdesc(text, aliases)
+
+
+_PLAIN: dict[str, MemDesc | None] = {}  # parse_memdesc without aliases, by text
+
+
+def _parse_memdesc(text: str, aliases: dict[str, str] | None) -> MemDesc | None:
     m = _MEMDESC.match(text.strip())
     if m is None:
         return None

@@ -103,7 +103,7 @@ class Machine:
         self.offset_arrays: set[int] = set()  # arrays read as offsets (two of their elements subtracted)
         self.thread_loads: dict[int, set[tuple[int, int]]] = {}  # thread -> the elements it loaded
         self.array_names: dict[int, str] = {}  # array position -> the argument's name
-        self._written: set[int] | None = None
+        self._written: frozenset[int] | None = None
         self.unknown_ifs: set[int] = set()  # lines of scf.if on unknown conditions whose sides differ
         self.deadline = None  # a budget.Deadline: the run stops once it has passed
         self.ext = installed()  # what the cluster model (or another extension) adds: `analyses.sim.extension`
@@ -343,7 +343,12 @@ class Machine:
         overrides = dict(self.params.arg_values)
         env: dict[str, Value] = {}
         if self._written is None:
-            self._written = written_arguments(self.function)
+            cached = _WRITTEN.get(id(self.function))
+            if cached is None or cached[0] is not self.function:
+                if len(_WRITTEN) > 64:
+                    _WRITTEN.clear()
+                cached = _WRITTEN[id(self.function)] = (self.function, frozenset(written_arguments(self.function)))
+            self._written = cached[1]  # (a fact of the function: found once, not once per run)
         for i, arg in enumerate(body.arguments):
             value = self._arg_value(arg.type)
             env[arg.name] = overrides.get(i, value) if value is not None else None
@@ -365,13 +370,23 @@ class Machine:
         """Run a block's operations; a handler that blocks or enters a region is yielded as a
         generator, for the trampoline to drive."""
         ops = self.entry_order if block is self.entry_block and self.entry_order else block.operations
+        handlers = HANDLERS
         for op in ops:
-            if skip_terminator and op.name in ("scf.yield", "scf.condition"):
+            name = op.name
+            if skip_terminator and name in ("scf.yield", "scf.condition"):
                 continue
             self.ops += 1
             if not self.ops & 1023:
                 self._check_bounds()
-            g = self._exec(op, env, who, it)
+            # `_exec`, inlined for its two common cases (this loop runs every operation of a run).
+            handler = handlers.get(name)
+            if handler is not None:
+                g = handler(self, op, env, who, it)
+            elif name.startswith("arith."):
+                execute_arith(self, op, env)
+                continue
+            else:
+                g = self._exec(op, env, who, it)
             if g is not None:
                 yield g
 
@@ -425,6 +440,9 @@ class Machine:
 
     def get(self, env: dict[str, Value], name: str) -> Value:
         return env.get(name)
+
+
+_WRITTEN: dict[int, tuple] = {}  # id(function) -> (function, its written pointer arguments)
 
 
 # Ops that take a barrier operand without changing its state (or whose effect is its lifetime).

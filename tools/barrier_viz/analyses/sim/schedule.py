@@ -21,6 +21,7 @@ from .budget import WORK, as_deadline
 # partitions): a search of many short runs spends its budget too.
 RUN_COST = 256
 from .machine import BoundReached, Join, Machine, Params, SimulationError, Step, Thread, Wait
+from .trials import Trials
 
 
 @dataclass
@@ -155,9 +156,10 @@ def _blocked(machine: Machine) -> list[Blocked]:
 
 def _runnable(t: Thread) -> bool:
     req = t.pending
-    if isinstance(req, Wait):
+    cls = req.__class__  # (the requests have no subclasses; asked on every step of every run)
+    if cls is Wait:
         return t.polled or req.slot.parity != req.parity
-    if isinstance(req, Join):
+    if cls is Join:
         return req.satisfied
     return True
 
@@ -166,9 +168,19 @@ OUTER_TRIPS = 2  # a persistent loop must start a second tile
 
 
 def _barrier_loops(function: Operation) -> list[int]:
-    """Every loop holding barrier operations."""
-    return [id(op) for op in function.walk()
-            if op.name in ("scf.for", "scf.while") and any(o.name in _BARRIER_NAMES for o in op.walk())]
+    """Every loop holding barrier operations (asked by every run and every coverage question:
+    found once per function)."""
+    cached = _BARRIER_LOOPS.get(id(function))
+    if cached is None or cached[0] is not function:
+        if len(_BARRIER_LOOPS) > 64:
+            _BARRIER_LOOPS.clear()
+        cached = _BARRIER_LOOPS[id(function)] = (function, [
+            id(op) for op in function.walk()
+            if op.name in ("scf.for", "scf.while") and any(o.name in _BARRIER_NAMES for o in op.walk())])
+    return cached[1]
+
+
+_BARRIER_LOOPS: dict[int, tuple] = {}  # id(function) -> (function, its barrier loops)
 
 
 RING_WRAPS = 2  # every barrier slot waited on in a loop must complete this many phases
@@ -241,8 +253,11 @@ def _run_favorable(machine: Machine, threads: list[Thread], policy: str, watched
             if all(t.done for t in threads):
                 return RunResult("completed", policy, steps, machine)
             n = len(threads)
-            woken = [t for t in threads if not t.done and t.pending is not None and not isinstance(t.pending, Step) and _runnable(t)]
-            chosen = woken[0] if woken else None
+            chosen = None  # the first partition whose wait was just satisfied, if any
+            for t in threads:
+                if not t.done and t.pending is not None and t.pending.__class__ is not Step and _runnable(t):
+                    chosen = t
+                    break
             if chosen is None:
                 for k in range(n):
                     t = threads[(rr + k) % n]
@@ -378,6 +393,7 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
 
         deadline = Budget().share(0.5)
     deadline = as_deadline(deadline)
+    trials = Trials(function, min_trips, deadline, run)  # a trial differing only in unread arguments is not run twice
     base = base or Params()
     chosen = base
     degenerate: Params | None = None  # the first launch that hung with a barrier loop run empty
@@ -385,7 +401,7 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
         if deadline.passed():
             return degenerate or chosen
         params = replace(base, int_args=value, arg_values=())
-        result = run(function, params, "favorable", stop_trips=min_trips, deadline=deadline)
+        result = trials.run(params)
         chosen = params
         if result.deadlocked and result.machine is not None and result.machine.ext.unequal_work(result.machine,
                                                                                         _blocked(result.machine)):
@@ -414,7 +430,7 @@ def choose_params(function: Operation, base: Params | None = None, min_trips: in
         if deadline.passed():
             return False
         trial = replace(chosen, arg_values=tuple(sorted({**overrides, **{pos: value for pos in group}}.items())))
-        result = run(function, trial, "favorable", stop_trips=min_trips, deadline=deadline)
+        result = trials.run(trial)
         return result.outcome in ("completed", "covered") and coverage_ok(result, function, min_trips)
 
     # First the cheapest question for every argument (can it be the smallest value?), so that

@@ -173,7 +173,10 @@ class Join:
 
     @property
     def satisfied(self) -> bool:
-        return all(c.done for c in self.children)
+        for c in self.children:  # (asked on every step the parent waits)
+            if not c.done:
+                return False
+        return True
 
 
 @dataclass

@@ -35,7 +35,7 @@ def evaluate(node: Node, point: Point, frame: _Frame | None = None, memo: dict |
     do not depend on any loop iteration across calls at the same point."""
     glob = memo if memo is not None else {}
     local = frame.memo if frame is not None else glob
-    args = point.args_map if hasattr(point, "args_map") else dict(point.args)
+    args = _args_of(point)
     stack = [(node, False)]
     while stack:
         n, ready = stack.pop()
@@ -68,6 +68,17 @@ def evaluate(node: Node, point: Point, frame: _Frame | None = None, memo: dict |
             vals = [_get(c, local, glob) for c in n.args]
             memo[key] = None if any(v is None for v in vals) else arith_value(n.op, vals)
     return _get(node, local, glob)
+
+
+def _args_of(point: Point) -> dict:
+    """`point.args` as a dict; an observation evaluates hundreds of nodes at one point, so the
+    last point's dict is kept (a `Point` is immutable)."""
+    if _LAST[0] is not point:
+        _LAST[:] = [point, point.args_map if hasattr(point, "args_map") else dict(point.args)]
+    return _LAST[1]
+
+
+_LAST: list = [None, {}]  # [the last point evaluated, its arguments by position]
 
 
 def _get(n: Node, local: dict, glob: dict):

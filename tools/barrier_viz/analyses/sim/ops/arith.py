@@ -69,7 +69,8 @@ def execute_arith(m, op: Operation, env: dict[str, Value]) -> None:
     if name == "constant":
         env[result_name] = fn
         return
-    args = [env.get(n) for n in operands]
+    get = env.get
+    args = [get(n) for n in operands]
     if name == "select" and len(args) == 3 and args[0] is not None:
         # Only the chosen operand matters (a CLC tile id selected against an unknown offset).
         chosen = args[1] if args[0] else args[2]
@@ -84,14 +85,21 @@ def execute_arith(m, op: Operation, env: dict[str, Value]) -> None:
         result = fn(args, width, src_width, op)
     except (ZeroDivisionError, ValueError, TypeError, IndexError):  # as arith_value: too few operands is unknown
         result = None
-    env[result_name] = _wrap(result, width) if isinstance(result, int) else None
-    if isinstance(result, int) and any(a.__class__ is Loaded for a in args):
-        # A value computed from loaded ones stays an input (analyses.program.loaded); `a[i + 1] - a[i]`
-        # marks `a` as an array of offsets.
-        keys = frozenset().union(*(a.keys for a in args if a.__class__ is Loaded))
-        env[result_name] = Loaded(env[result_name], keys)
-        if name == "subi" and all(a.__class__ is Loaded for a in args) and len({k[0] for k in keys}) == 1:
-            m.offset_arrays.add(next(iter(keys))[0])
+    if not isinstance(result, int):
+        env[result_name] = None
+        return
+    env[result_name] = _wrap(result, width)
+    for a in args:
+        if a.__class__ is Loaded:
+            break
+    else:
+        return  # no operand was loaded (the common case)
+    # A value computed from loaded ones stays an input (analyses.program.loaded); `a[i + 1] - a[i]`
+    # marks `a` as an array of offsets.
+    keys = frozenset().union(*(a.keys for a in args if a.__class__ is Loaded))
+    env[result_name] = Loaded(env[result_name], keys)
+    if name == "subi" and all(a.__class__ is Loaded for a in args) and len({k[0] for k in keys}) == 1:
+        m.offset_arrays.add(next(iter(keys))[0])
 
 
 def _arith_plan(op: Operation) -> tuple:
