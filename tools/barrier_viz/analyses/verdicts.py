@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .launch.input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, memory_points,
-                                  model_of, name_input, simulate_launch)
+from .launch.input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, explore_inputs, model_of,
+                                  name_input, simulate_launch)
+from .launch.memory_points import memory_points
 from .model.findings import Finding, Kind, Severity
 from .model.judgement import unjudged_findings, verdict
 from .rules.registry import run_rules
