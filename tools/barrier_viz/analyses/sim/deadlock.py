@@ -211,11 +211,17 @@ def _related(m, t, parts) -> bool:
     keys = frozenset().union(*(m.loaded_sites[ln] for ln in lines))
     if m.cluster.size > 1:
         return all(m.thread_loads.get(p.index, set()) & keys for p in parts if p is not t)
-    peers = {p.index for p in parts if p is not t}
-    for users in m.barrier_uses.values():
-        for group in users.get(t.index, ()):
+    peers = [p for p in parts if p is not t]
+    for key, users in m.barrier_uses.items():
+        groups = users.get(t.index)
+        if not groups:
+            continue
+        # Peers that use this barrier in the run, or anywhere in their program (one blocked
+        # before its use still shares it).
+        sharing = [p.index for p in peers if p.index in users or key[0] in m.partition_barriers(p.index)]
+        for group in groups:
             arrays = {pos for pos, _ in group}
-            if not all(m.partition_arrays(p) & arrays for p in users if p in peers):
+            if not all(m.partition_arrays(p) & arrays for p in sharing):
                 return False
     return True
 

@@ -50,6 +50,7 @@ from .budget import WORK
 from .extension import installed
 from .ops.arith import INT_TYPE, arith_value, execute_arith, int_width, wrap_int  # noqa: F401 (re-exported)
 from .ops.clc import CLC_TILES  # noqa: F401 (re-exported)
+from .ops.control import region_barriers
 from .ops.memory import access_region
 from .ops.tma import StoreToken, retire_stores  # noqa: F401 (re-exported)
 from .registry import HANDLERS
@@ -109,6 +110,7 @@ class Machine:
         self.barrier_uses: dict[tuple, dict[int, set[frozenset]]] = {}
         self._written: set[int] | None = None
         self._partition_arrays: dict[str, frozenset[int]] | None = None
+        self._partition_barriers: dict[str, frozenset[int]] | None = None
         self.unknown_ifs: set[int] = set()  # lines of scf.if on unknown conditions whose sides differ
         self.deadline = None  # a budget.Deadline: the run stops once it has passed
         self.ext = installed()  # what the cluster model (or another extension) adds: `analyses.sim.extension`
@@ -231,6 +233,13 @@ class Machine:
             self._partition_arrays = partition_arrays(self.function)
         t = self.threads[who]
         return self._partition_arrays.get(t.partition, frozenset()) | {p for p, _ in self.thread_loads.get(who, ())}
+
+    def partition_barriers(self, who: int) -> frozenset[int]:
+        """id() of the barrier allocations thread `who`'s partition uses anywhere in its program
+        (from the IR: `ops.control.region_barriers`)."""
+        if self._partition_barriers is None:
+            self._partition_barriers = region_barriers(self.function, self.ws_op) if self.ws_op is not None else {}
+        return self._partition_barriers.get(self.threads[who].partition, frozenset())
 
     # -- setup --------------------------------------------------------------------------------
     def start(self) -> list[Thread]:

@@ -75,6 +75,41 @@ def _skipped(m, blocks, env, who: int, keys: frozenset) -> None:
                 groups.add(keys)
 
 
+def region_barriers(function: Operation, ws: Operation) -> dict[str, frozenset[int]]:
+    """Partition label -> id() of the allocations its barrier operations name anywhere in its
+    program (through views, and captures of `ws`'s operands, back to the allocation): a
+    partition blocked before its first use of a barrier still shares it."""
+    top: dict[str, Operation] = {}
+    for op in function.regions[0].blocks[0].operations if function.regions and function.regions[0].blocks else ():
+        for r in op.results:
+            top[r] = op
+
+    def root(name: str, local: dict[str, Operation], captured: dict[str, str]) -> int | None:
+        for _ in range(64):
+            d = local.get(name)
+            if d is None and name in captured:
+                name, local = captured[name], top
+                continue
+            d = d or top.get(name)
+            if d is None:
+                return None
+            if d.name in _VIEWS and d.operands:
+                name = d.operands[0]
+                continue
+            return id(d)
+        return None
+
+    out: dict[str, frozenset[int]] = {}
+    for region in ws.regions:
+        captured = {} if region.label == "default" else {
+            a.name: ws.operands[i] for i, a in enumerate(region.arguments) if i < len(ws.operands)}
+        ops = [o for first in region.operations() for o in first.walk()]
+        local = {r: o for o in ops for r in o.results}
+        found = {root(n, local, captured) for o in ops if o.name in _BARRIER_OPS for n in o.operands}
+        out[region.label or ""] = frozenset(x for x in found if x is not None)
+    return out
+
+
 def _decided(block: Block, values: list, keys: frozenset) -> list:
     """A region's results after a body that loaded `keys` decided: a value the body changes (a
     ring counter, a phase carried out of a segment loop) depends on how often, or whether, it
