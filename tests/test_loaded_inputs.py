@@ -115,18 +115,18 @@ def test_a_phase_carried_out_of_a_loaded_loop_is_decided_by_the_load(tmp_path: P
 def test_unequal_segments_read_as_offsets_and_as_sizes() -> None:
     """The ragged memory launch: segment i spans multiples[i % 5] * unit, read either way, and an
     empty segment keeps the prefix sums monotone."""
-    ragged = ((0, (64, (2, 1, 4, 1, 3))),)
+    ragged = ((0, (64, (5, 2, 1, 4, 3))),)
     offs = Memory(styles=((0, "offsets"),), ragged=ragged)
-    assert [offs.value(0, i, 16) for i in range(7)] == [0, 128, 192, 448, 512, 704, 832]
+    assert [offs.value(0, i, 16) for i in range(7)] == [0, 320, 448, 512, 768, 960, 1280]
     sizes = Memory(styles=((0, "sizes"),), ragged=ragged)
-    assert [sizes.value(0, i, 16) for i in range(6)] == [128, 64, 256, 64, 192, 128]
+    assert [sizes.value(0, i, 16) for i in range(6)] == [320, 128, 64, 256, 192, 320]
     hole = Memory(styles=((0, "offsets"),), ragged=ragged, empty=((0, 2),))
-    assert [hole.value(0, i, 16) for i in range(5)] == [0, 128, 192, 192, 256]
+    assert [hole.value(0, i, 16) for i in range(5)] == [0, 320, 448, 448, 704]
 
 
 def test_the_jagged_base_completes_with_unequal_segments(tmp_path):
     """The correct jagged reduction (H200: ok under `ragged`) also completes when its segments
-    run 2, 1, 4, 1, 3 row blocks: counts that are not multiples of its 3-slot ring."""
+    run 5, 2, 1, 4, 3 row blocks: counts that are not multiples of its 3-slot ring."""
     doc = check_text(tmp_path, _case("gpu-h200.dd-jagged_norm.base"))
     ragged = [p for p in doc["input_points"]["points"] if "segments of" in p.get("loaded", "")]
     assert ragged and all(p["outcome"] == "completed" for p in ragged)

@@ -10,9 +10,9 @@ multiple of the ring depth). So, like the boundary launches of `input_points`, a
 contents are simulated to the end in the friendliest schedule: for each array whose elements
 decided a loop's trip count or an `scf.if`, the first, a middle and the last segment this
 program read is empty (read the way the kernel reads the array: offsets, `a[i + 1] - a[i]`, an
-element equal to the one before; sizes, a 0), and once the segments are unequal (2, 1, 4, 1, 3
+element equal to the one before; sizes, a 0), and once the segments are unequal (5, 2, 1, 4, 3
 iterations of the loop they decide, repeating: per-segment counts that are not multiples of a
-ring depth and running sums that are not either).
+ring depth, running sums that are not either, and an odd count when the array holds one size).
 
 Loads that cannot be related stay a limit: when the kernel reads two arrays at the same index
 (query and key offsets of varlen attention) and a hang needs one of their segments empty while
@@ -31,7 +31,9 @@ from .input_points import MIN_STEP_BUDGET, Point, PointResult, base_point, model
 
 MAX_MEMORY_POINTS = 6  # launches with an empty segment per kernel
 MAX_RAGGED_POINTS = 2  # launches with unequal segments per kernel
-RAGGED = (2, 1, 4, 1, 3)  # iterations per segment, repeating
+# Iterations per segment, repeating: the first alone is odd and no multiple of 2, 3 or 4 (a
+# one-element size, such as a tile count, gives each program that many), and so are most sums.
+RAGGED = (5, 2, 1, 4, 3)
 
 
 def memory_points(analysis, params: Params, base: RunResult | None, base_steps: int, *, classify=None,
