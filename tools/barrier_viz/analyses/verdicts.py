@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from .launch.contract import Assumption, broken_by, contract_of, given_names
 from .launch.trip_mismatch import refine as name_trip_mismatch
 from .launch.input_points import (InputSearch, Launch, PointResult, admissible, apply_launch, base_point, explore_inputs,
-                                  memory_points, model_of, name_input, simulate_launch)
+                                  model_of, name_input, simulate_launch)
+from .launch.memory_points import memory_points
 from .model.findings import Finding, Kind, Severity
 from .model.judgement import unjudged_findings, verdict
 from .rules.registry import run_rules

@@ -237,7 +237,8 @@ def render_check_text(doc: CheckDoc) -> None:
         if ip["points"]:
             loaded = sum(1 for p in ip["points"] if p.get("loaded"))
             out.append(f"input points ({len(ip['points']) - loaded} of {ip['targets']} boundaries' launches"
-                       + (f", {loaded} with an empty loaded segment" if loaded else "") + "):")
+                       + (f", {loaded} with other loaded values (a segment empty, unequal segments)" if loaded else "")
+                       + "):")
         for p in ip["points"]:
             found = f" -> {', '.join(p['findings'])}" if p["findings"] else ""
             out.append(f"  {p['input']}: {p['outcome']}{found}")

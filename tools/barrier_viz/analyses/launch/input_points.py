@@ -513,59 +513,6 @@ def explore_inputs(analysis, params: Params, base_steps: int, *, fixed: set[tupl
     return out
 
 
-MAX_MEMORY_POINTS = 6
-
-
-def memory_points(analysis, params: Params, base: RunResult | None, base_steps: int, *, classify=None,
-                  deadline=None, fixed: bool = False) -> list[PointResult]:
-    """Launches where one segment of a loaded array is empty (analyses.program.loaded): for each array
-    whose elements decided a loop's trip count or an `scf.if` in the main run, the first, a middle and
-    the last element this program read gets length 0, the way the kernel reads the array (as
-    offsets, `a[i + 1] - a[i]`, an element equal to the one before; as sizes, a 0). Each runs in
-    the favorable schedule like a boundary point; `fixed` (the user gave --load): none."""
-    from ..program.loaded import Memory
-
-    m = base.machine if base is not None else None
-    if fixed or m is None or not m.loaded_sites:
-        return []
-    names = {pos: a.name.lstrip("%") for pos, a in enumerate(analysis.sel.function.regions[0].blocks[0].arguments)}
-    deciding = sorted({k for keys in m.loaded_sites.values() for k in keys})
-    out: list[PointResult] = []
-    budget = max(base_steps, MIN_STEP_BUDGET)
-    model = model_of(analysis)
-    point = base_point(model, params) if model is not None else Point(())
-    arg_names = {a.position: a.name for a in (model.args if model else [])}
-    for pos in sorted({p for p, _ in deciding}):
-        offsets = pos in m.offset_arrays
-        read = sorted(i for p, i in deciding if p == pos)
-        segments = [i for i in read if i + 1 in read] if offsets else read
-        picks = list(dict.fromkeys(s for s in (segments[:1] + segments[len(segments) // 2:][:1] + segments[-1:])))
-        for k, seg in enumerate(picks):
-            if len(out) >= MAX_MEMORY_POINTS:
-                return out
-            where = "first" if k == 0 else ("last" if seg == segments[-1] else "middle")
-            a = names.get(pos, f"arg{pos}")
-            memory = Memory(styles=((pos, "offsets" if offsets else "sizes"),), empty=((pos, seg),))
-            what = f"{a}[{seg + 1}] = {a}[{seg}]" if offsets else f"{a}[{seg}] = 0"
-            reason = (f"the {where} segment this program reads from {a} is empty (the other segments "
-                      f"{'span' if offsets else 'hold'} {params.int_args})")
-            pr = PointResult(point, [reason], "not_run", 0, arg_names, set(), memory=what)
-            if budget <= 0 or (deadline is not None and deadline.passed()):
-                out.append(pr)
-                continue
-            p = replace(params, memory=memory, max_steps=min(params.max_steps, budget))
-            result = run(analysis.sel.function, p, "favorable", deadline=deadline)
-            budget -= result.steps
-            findings = classify(result) if result.deadlocked and classify is not None else []
-            pr.outcome, pr.steps = result.outcome, result.steps  # classify turns an unjudged hang into `limit`
-            pr.findings = [name_input(f, pr) for f in findings]
-            if result.outcome == "limit":
-                pr.limit_reason = result.reason
-                pr.blocked_lines = sorted({b.line for b in result.blocked})
-            out.append(pr)
-    return out
-
-
 def simulate_launch(analysis, params: Params, result: RunResult, names: dict[int, str],
                     given: set[str] | None = None) -> PointResult:
     """The user's own launch as a listed point (its runs are the main simulation's); shown: the

@@ -11,7 +11,7 @@ one value per array (the pointer argument) and element index, the same in every 
 loads it. The simulation reads it from a `Memory`: the user's arrays (`check --load
 'offs=[0,0,64,64]'`), else a pattern. The default pattern gives every segment work whichever way
 the array is read (as offsets, `a[i + 1] - a[i]`, or as sizes, `a[i]`): `a[i] = L * (i + 1)`, L
-the run's integer-argument value. Input points (`input_points.memory_points`) then empty one
+the run's integer-argument value. Input points (`launch.memory_points`) then empty one
 segment (first, middle, last) in the way the kernel reads the array.
 
 Loaded values stay marked (`Loaded`, an int that remembers its sources) through the integer
@@ -58,12 +58,16 @@ class Memory:
     """What loads read. `arrays`: the user's (position, values); an index past the end reads the
     last value. Otherwise `style` and `empty`: "offsets" arrays are prefix sums of segment
     lengths, "sizes" arrays hold the lengths; segment `empty` (-1: none) has length 0, every
-    other `length` (0: the run's integer-argument value)."""
+    other `length` (0: the run's integer-argument value). `ragged` (position -> (unit,
+    multiples)) gives a styled array unequal lengths instead: segment i spans
+    `multiples[i % len(multiples)] * unit` (the unit a loop's step, so each segment runs that
+    many iterations)."""
 
     arrays: tuple[tuple[int, tuple[int, ...]], ...] = ()
     styles: tuple[tuple[int, str], ...] = ()  # position -> "offsets" | "sizes" (default: sizes)
     empty: tuple[tuple[int, int], ...] = ()  # position -> index of the empty segment
     length: int = 0
+    ragged: tuple[tuple[int, tuple[int, tuple[int, ...]]], ...] = ()  # position -> (unit, multiples)
 
     def value(self, position: int, index: int, default_length: int) -> int | None:
         for pos, values in self.arrays:
@@ -73,7 +77,16 @@ class Memory:
             return None
         length = self.length or default_length
         empty = dict(self.empty).get(position, -1)
-        if dict(self.styles).get(position) == "offsets":
+        offsets = dict(self.styles).get(position) == "offsets"
+        ragged = dict(self.ragged).get(position)
+        if ragged is not None:
+            unit, multiples = ragged
+            if not offsets:
+                return 0 if index == empty else multiples[index % len(multiples)] * unit
+            cycles, rest = divmod(index, len(multiples))
+            total = (cycles * sum(multiples) + sum(multiples[:rest])) * unit
+            return total - (multiples[empty % len(multiples)] * unit if 0 <= empty < index else 0)
+        if offsets:
             return length * index - (length if 0 <= empty < index else 0)
         return 0 if index == empty else length * (index + 1)
 
@@ -99,6 +112,46 @@ def written_arguments(function: Operation) -> set[int]:
                 derived.setdefault(r, derived[op.operands[0]])
     return {derived[op.operands[0]] for op in function.walk()
             if op.name in _STORES and op.operands and op.operands[0] in derived}
+
+
+_POINTER_STEPS = ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout", "tt.bitcast")
+
+
+def partition_arrays(function: Operation) -> dict[str, frozenset[int]]:
+    """Partition label ("default", "partition0", ...) -> positions of the pointer arguments its
+    `tt.load`s read through (any element, scalar or tensor), read from the IR rather than from
+    a run: a partition blocked before its next load still derives its work from the array.
+    Each region is traced with its own names (partitions reuse them), from its captures."""
+    body = function.regions[0].blocks[0] if function.regions and function.regions[0].blocks else None
+    if body is None:
+        return {}
+    top = {a.name: i for i, a in enumerate(body.arguments)}
+    for op in body.operations:  # pointers derived before the fork
+        if op.name in _POINTER_STEPS and op.operands and op.operands[0] in top:
+            for r in op.results:
+                top.setdefault(r, top[op.operands[0]])
+    out: dict[str, frozenset[int]] = {}
+    for ws in function.walk():
+        if ws.name != "ttg.warp_specialize":
+            continue
+        for region in ws.regions:
+            if region.label == "default":
+                derived = dict(top)
+            else:
+                derived = {a.name: top[ws.operands[i]] for i, a in enumerate(region.arguments)
+                           if i < len(ws.operands) and ws.operands[i] in top}
+            found = set()
+            for first in region.operations():
+                for op in first.walk():
+                    if not op.operands or op.operands[0] not in derived:
+                        continue
+                    if op.name == "tt.load":
+                        found.add(derived[op.operands[0]])
+                    elif op.name in _POINTER_STEPS:
+                        for r in op.results:
+                            derived[r] = derived[op.operands[0]]
+            out[region.label or ""] = frozenset(found)
+    return out
 
 
 def argument_pointer(type_: str | None, position: int, name: str) -> Ptr | None:

@@ -195,14 +195,42 @@ def races_stand(result: RunResult) -> bool:
 def _related(m, t, parts) -> bool:
     """Are `t`'s assumed trip counts ones its peers share? True when every such loop's bounds
     were loaded from memory (analyses.program.loaded: the same values in every partition) and every
-    other partition loaded some of the elements that decided them: they derive their work from
-    the same input, so a hang between them is the kernel's at that input. A peer that loaded
-    none of them (its loops have known bounds) cannot be related: that stays the limit."""
+    peer whose work they must match loaded some of the elements that decided them: they derive
+    their work from the same input, so a hang between them is the kernel's at that input.
+
+    Which peers must match: those that use a barrier `t` used in a way the loaded values decided
+    (inside a loop or `scf.if` they decide, or with a slot index, phase or predicate computed from
+    them: `Machine.note_use`), and each such peer must read the array of every decision somewhere
+    in its program (`Machine.partition_arrays`: from the IR, since a peer blocked one segment
+    behind has not loaded that segment's elements yet): its work then comes from the same
+    memory the run reads, so the two agree as the simulated memory says. A peer that reads the
+    query lengths does not match a loop over key lengths it never reads, even inside a branch
+    on the query length both take. A peer that shares only barriers `t` uses the same way whatever
+    was loaded (a writer that takes one result per segment from a reducer whose per-segment row
+    loop is loaded) runs counts the launch decides on both sides: nothing is assumed between
+    them. A peer that loads none of the elements but shares such a barrier cannot be related
+    (its count may equal the loaded one on the GPU through a host-side relation, a total passed
+    as an argument): that stays the limit. A cluster run keeps the whole-kernel rule (remote
+    uses are not all noted)."""
     lines = m.assumed.get(t.index, set())
     if not lines or any(ln not in m.loaded_sites for ln in lines):
         return False
     keys = frozenset().union(*(m.loaded_sites[ln] for ln in lines))
-    return all(m.thread_loads.get(p.index, set()) & keys for p in parts if p is not t)
+    if m.cluster.size > 1:
+        return all(m.thread_loads.get(p.index, set()) & keys for p in parts if p is not t)
+    peers = [p for p in parts if p is not t]
+    for key, users in m.barrier_uses.items():
+        groups = users.get(t.index)
+        if not groups:
+            continue
+        # Peers that use this barrier in the run, or anywhere in their program (one blocked
+        # before its use still shares it).
+        sharing = [p.index for p in peers if p.index in users or key[0] in m.partition_barriers(p.index)]
+        for group in groups:
+            arrays = {pos for pos, _ in group}
+            if not all(m.partition_arrays(p) & arrays for p in sharing):
+                return False
+    return True
 
 
 def classify_run(result: RunResult, arrivers: dict[int, set[str]], gated=None) -> list[Finding]:

@@ -44,12 +44,13 @@ from typing import Any, Iterator
 
 from ...facts.cluster import Cluster, cluster_of_module
 from ...ir.model import Block, Operation
-from ..program.loaded import argument_pointer, written_arguments
+from ..program.loaded import Loaded, argument_pointer, partition_arrays, written_arguments
 from . import ops as op_families  # noqa: F401  (importing it registers every op family's handlers)
 from .budget import WORK
 from .extension import installed
 from .ops.arith import INT_TYPE, arith_value, execute_arith, int_width, wrap_int  # noqa: F401 (re-exported)
 from .ops.clc import CLC_TILES  # noqa: F401 (re-exported)
+from .ops.control import region_barriers
 from .ops.memory import access_region
 from .ops.tma import StoreToken, retire_stores  # noqa: F401 (re-exported)
 from .registry import HANDLERS
@@ -103,7 +104,14 @@ class Machine:
         self.offset_arrays: set[int] = set()  # arrays read as offsets (two of their elements subtracted)
         self.thread_loads: dict[int, set[tuple[int, int]]] = {}  # thread -> the elements it loaded
         self.array_names: dict[int, str] = {}  # array position -> the argument's name
+        self.loaded_steps: dict[int, int] = {}  # array position -> step of a loop whose bounds it decided
+        self.loaded_context: dict[int, list[frozenset]] = {}  # thread -> elements deciding the loops / ifs it is in
+        # (id(alloc), instance) of a barrier -> thread -> the groups of loaded elements its uses of it
+        # depended on (one group per deciding loop or `scf.if`, slot index or operand)
+        self.barrier_uses: dict[tuple, dict[int, set[frozenset]]] = {}
         self._written: frozenset[int] | None = None
+        self._partition_arrays: dict[str, frozenset[int]] | None = None
+        self._partition_barriers: dict[str, frozenset[int]] | None = None
         self.unknown_ifs: set[int] = set()  # lines of scf.if on unknown conditions whose sides differ
         self.deadline = None  # a budget.Deadline: the run stops once it has passed
         self.ext = installed()  # what the cluster model (or another extension) adds: `analyses.sim.extension`
@@ -209,6 +217,32 @@ class Machine:
         self.hb.access(who, kind, access_region(value), op, it)
         if self.remote is not None:
             self.ext.note(self, value.cta, who, op.line)
+
+    def note_use(self, ref: "Ref", op: Operation, env: dict[str, Value], who: int) -> None:
+        """Thread `who` uses barrier `ref` at `op`. Remember which loaded elements decided the
+        use, one group per decision: each loop and `scf.if` it runs in whose trip count or condition
+        was loaded (`loaded_context`), a slot index and each operand (a phase, a predicate) computed
+        from loaded values. `deadlock._related` asks it: a peer that uses the same barrier must
+        load some element of every group, or the two cannot be related."""
+        groups = self.barrier_uses.setdefault(ref.key[:2], {}).setdefault(who, set())
+        groups.update(self.loaded_context.get(who, ()))
+        groups.update(v.keys for v in ref.indices if v.__class__ is Loaded)
+        groups.update(v.keys for n in op.operands if (v := env.get(n)).__class__ is Loaded)
+
+    def partition_arrays(self, who: int) -> frozenset[int]:
+        """The input arrays thread `who`'s partition reads anywhere in its program (from the IR:
+        `loaded.partition_arrays`), with those it already loaded in this run."""
+        if self._partition_arrays is None:
+            self._partition_arrays = partition_arrays(self.function)
+        t = self.threads[who]
+        return self._partition_arrays.get(t.partition, frozenset()) | {p for p, _ in self.thread_loads.get(who, ())}
+
+    def partition_barriers(self, who: int) -> frozenset[int]:
+        """id() of the barrier allocations thread `who`'s partition uses anywhere in its program
+        (from the IR: `ops.control.region_barriers`)."""
+        if self._partition_barriers is None:
+            self._partition_barriers = region_barriers(self.function, self.ws_op) if self.ws_op is not None else {}
+        return self._partition_barriers.get(self.threads[who].partition, frozenset())
 
     # -- setup --------------------------------------------------------------------------------
     def start(self) -> list[Thread]:

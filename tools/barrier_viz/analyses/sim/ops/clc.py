@@ -29,7 +29,7 @@ def _h_clc_try_cancel(m, op: Operation, env, who, it):
     if len(pos) < 2:
         return
     bar, response = (pos[1], pos[0]) if op.name == "ttng.clc_try_cancel" else (pos[0], pos[1])
-    slot = need_slot(m, op, env, bar)
+    slot = need_slot(m, op, env, bar, user=who)
     res = env.get(response)
     cta = m.threads[who].cta
     cga_tx = m.ext.cga_tx(m, op, cta) if m.cga is not None else None

@@ -29,9 +29,14 @@ def bracketed_after(op: Operation, start: int) -> list[tuple[str, str | None]]:
     return items
 
 
-def need_slot(m, op: Operation, env, name: str, who: int | None = None) -> BarrierSlot | None:
+def need_slot(m, op: Operation, env, name: str, who: int | None = None, *, user: int | None = None) -> BarrierSlot | None:
+    """The slot the barrier operand `name` names. `who`: note a remote use before its init
+    (`Machine.early_use`); `user`: the thread using it, for `Machine.note_use` (which loaded
+    values this use depends on)."""
     ref = env.get(name)
     slot = m.slot(ref, op)
+    if slot is not None and user is not None:
+        m.note_use(ref, op, env, user)
     if slot is None and isinstance(ref, Ref):
         m.notes.append(f"line {op.line}: barrier used before init_barrier (or with an unknown slot index)")
         if who is not None:

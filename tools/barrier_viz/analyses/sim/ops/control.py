@@ -14,25 +14,127 @@ import re
 from ....ir.model import Block, Operation
 from ...program.loaded import Loaded
 from ..registry import handles
-from ..state import Join, Thread, Trampoline, Value
+from ..state import Join, Ref, Thread, Trampoline, Value
 from .common import cluster_rendezvous, truthy
 
 _NUM_WARPS = re.compile(r"num_warps\s*\(\s*(\d+)\s*\)")
 
 
-def _loaded_bounds(m, op: Operation, who: int, values) -> None:
+def _loaded_bounds(m, op: Operation, who: int, values) -> frozenset:
     """A loop whose bounds were loaded from memory runs an input-decided trip count: it counts as
-    assumed (deadlock._unmodelled) and remembers which elements decided it."""
+    assumed (deadlock._unmodelled) and remembers which elements decided it (returned)."""
     keys = frozenset().union(*(v.keys for v in values if v.__class__ is Loaded))
     if keys:
         m.assumed.setdefault(who, set()).add(op.line)
         m.loaded_sites[op.line] = m.loaded_sites.get(op.line, frozenset()) | keys
+    return keys
+
+
+def _enter(m, who: int, keys: frozenset) -> None:
+    """The body about to run is decided by loaded `keys` (a loop's trip count, an `scf.if`'s
+    condition): every barrier use inside depends on them (`Machine.note_use`)."""
+    if keys:
+        m.loaded_context.setdefault(who, []).append(keys)
+
+
+def _leave(m, who: int, keys: frozenset) -> None:
+    if keys:
+        m.loaded_context[who].pop()
+
+
+_VIEWS = frozenset({"ttg.memdesc_index", "ttg.memdesc_subview", "ttg.memdesc_subslice", "ttg.memdesc_reinterpret"})
+_SKIPPED: dict[int, tuple] = {}
+
+
+def _skipped(m, blocks, env, who: int, keys: frozenset) -> None:
+    """A body the loaded `keys` decided not to run (a segment loop with no iteration, the side of
+    an `scf.if` not taken) still decides which barriers its thread uses: note the barriers its
+    barrier operations name (through views defined inside it, back to a value defined outside)
+    as used under `keys` (`Machine.note_use`), so a peer waiting for an arrival it skipped is
+    compared with the input that skipped it."""
+    if not keys or not m.barrier_allocs:
+        return
+    for block in blocks:
+        cached = _SKIPPED.get(id(block))
+        if cached is None or cached[0] is not block:
+            ops = [o for top in block.operations for o in top.walk()]
+            views = {r: o.operands[0] for o in ops if o.name in _VIEWS and o.operands for r in o.results}
+            names = set()
+            for o in ops:
+                if o.name in _BARRIER_OPS:
+                    for n in o.operands:
+                        while n in views:
+                            n = views[n]
+                        names.add(n)
+            cached = _SKIPPED[id(block)] = (block, tuple(sorted(names)))
+        for n in cached[1]:
+            v = env.get(n)
+            if v.__class__ is Ref and v.key[:2] in m.barrier_allocs:
+                groups = m.barrier_uses.setdefault(v.key[:2], {}).setdefault(who, set())
+                groups.update(m.loaded_context.get(who, ()))
+                groups.add(keys)
+
+
+def region_barriers(function: Operation, ws: Operation) -> dict[str, frozenset[int]]:
+    """Partition label -> id() of the allocations its barrier operations name anywhere in its
+    program (through views, and captures of `ws`'s operands, back to the allocation): a
+    partition blocked before its first use of a barrier still shares it."""
+    top: dict[str, Operation] = {}
+    for op in function.regions[0].blocks[0].operations if function.regions and function.regions[0].blocks else ():
+        for r in op.results:
+            top[r] = op
+
+    def root(name: str, local: dict[str, Operation], captured: dict[str, str]) -> int | None:
+        for _ in range(64):
+            d = local.get(name)
+            if d is None and name in captured:
+                name, local = captured[name], top
+                continue
+            d = d or top.get(name)
+            if d is None:
+                return None
+            if d.name in _VIEWS and d.operands:
+                name = d.operands[0]
+                continue
+            return id(d)
+        return None
+
+    out: dict[str, frozenset[int]] = {}
+    for region in ws.regions:
+        captured = {} if region.label == "default" else {
+            a.name: ws.operands[i] for i, a in enumerate(region.arguments) if i < len(ws.operands)}
+        ops = [o for first in region.operations() for o in first.walk()]
+        local = {r: o for o in ops for r in o.results}
+        found = {root(n, local, captured) for o in ops if o.name in _BARRIER_OPS for n in o.operands}
+        out[region.label or ""] = frozenset(x for x in found if x is not None)
+    return out
+
+
+def _decided(block: Block, values: list, keys: frozenset) -> list:
+    """A region's results after a body that loaded `keys` decided: a value the body changes (a
+    ring counter, a phase carried out of a segment loop) depends on how often, or whether, it
+    ran, so it is marked loaded too; one it passes through unchanged is not."""
+    if not keys:
+        return values
+    term = block.operations[-1] if block is not None and block.operations else None
+    args = {a.name: i for i, a in enumerate(block.arguments)} if block is not None else {}
+    out = []
+    for i, v in enumerate(values):
+        through = term is not None and i < len(term.operands) and args.get(term.operands[i], -1) == i + 1 \
+            and term.name in ("scf.yield", "scf.condition")
+        if isinstance(v, int) and not isinstance(v, bool) and not through:
+            v = Loaded(v, (v.keys if v.__class__ is Loaded else frozenset()) | keys)
+        out.append(v)
+    return out
 
 
 @handles("scf.for")
 def _h_for(m, op: Operation, env, who, it):
     lb, ub, step = (env.get(n) for n in op.operands[:3])
-    _loaded_bounds(m, op, who, (lb, ub, step))
+    keys = _loaded_bounds(m, op, who, (lb, ub, step))
+    if keys and isinstance(step, int) and step > 0:  # a segment's iterations (input_points' ragged memory)
+        for pos in {k[0] for k in keys}:
+            m.loaded_steps[pos] = min(m.loaded_steps.get(pos, step), step)
     inits = [env.get(n) for n in op.operands[3:]]
     region = op.regions[0] if op.regions else None
     if region is None or not region.blocks:
@@ -53,6 +155,7 @@ def _h_for(m, op: Operation, env, who, it):
     carried = inits
     k = 0
     iv = lb
+    _enter(m, who, keys)
     while iv < ub:
         if args:
             env[args[0].name] = iv
@@ -64,8 +167,11 @@ def _h_for(m, op: Operation, env, who, it):
         iv += step
         k += 1
         m.count_trip(op, who, k)
+    _leave(m, who, keys)
+    if k == 0:
+        _skipped(m, (body,), env, who, keys)
     m.count_exit(op, who, k)
-    for r, v in zip(op.results, carried):
+    for r, v in zip(op.results, _decided(body, carried, keys)):
         env[r] = v
 
 
@@ -88,17 +194,21 @@ def _h_while(m, op: Operation, env, who, it):
     carried = [env.get(n) for n in op.operands]
     k = 0
     limit = None
+    keys = frozenset()  # loaded elements that decided a condition so far: the rest depends on them
     while True:
         for a, v in zip(before.arguments, carried):
             env[a.name] = v
         yield _exec_body(m, before, env, who, it + (k,))
         term = before.operations[-1] if before.operations else None
         if term is None or term.name != "scf.condition":
+            _leave(m, who, keys)
             return
         cond = env.get(term.operands[0]) if term.operands else None
         forwarded = [env.get(n) for n in term.operands[1:]]
-        if cond.__class__ is Loaded:
-            _loaded_bounds(m, op, who, (cond,))
+        if cond.__class__ is Loaded and not cond.keys <= keys:
+            _leave(m, who, keys)
+            keys = keys | _loaded_bounds(m, op, who, (cond,))
+            _enter(m, who, keys)
         if cond is None:
             # A runtime condition (a tile count read from memory): run `unknown_trips` iterations.
             limit = m.params.unknown_trips if limit is None else limit
@@ -107,8 +217,11 @@ def _h_while(m, op: Operation, env, who, it):
             if not cond:
                 m.notes.append(f"line {op.line}: while condition unknown; ran {limit} iterations")
         if not cond:
+            _leave(m, who, keys)
+            if k == 0:
+                _skipped(m, (after,), env, who, keys)
             m.count_exit(op, who, k)
-            for r, v in zip(op.results, forwarded):
+            for r, v in zip(op.results, _decided(None, forwarded, keys)):
                 env[r] = v
             return
         for a, v in zip(after.arguments, forwarded):
@@ -148,8 +261,10 @@ def _branches_differ(op: Operation) -> bool:
 @handles("scf.if")
 def _h_if(m, op: Operation, env, who, it):
     cond = env.get(op.operands[0]) if op.operands else None
-    if cond.__class__ is Loaded:  # decided by loaded values: input points vary them (input_points.memory_points)
+    keys = frozenset()
+    if cond.__class__ is Loaded:  # decided by loaded values: input points vary them (launch.memory_points)
         m.loaded_sites[op.line] = m.loaded_sites.get(op.line, frozenset()) | cond.keys
+        keys = cond.keys
     if cond is None and _branches_differ(op):
         # A runtime condition deciding which barrier operations run: one run takes then, the
         # other (`unknown_if_else`) takes else; which side the GPU takes is not known here.
@@ -158,12 +273,17 @@ def _h_if(m, op: Operation, env, who, it):
     else:
         branch = 0 if truthy(cond) else 1
     if branch >= len(op.regions) or not op.regions[branch].blocks:
+        _skipped(m, [b for r in op.regions[:1] for b in r.blocks[:1]] if branch else [], env, who, keys)
         for r in op.results:
             env[r] = None
         return
+    if keys:
+        _skipped(m, [b for r in op.regions[1 - branch:2 - branch] for b in r.blocks[:1]], env, who, keys)
     block = op.regions[branch].blocks[0]
+    _enter(m, who, keys)
     yield _exec_body(m, block, env, who, it)
-    values = _yielded(block, env, len(op.results))
+    _leave(m, who, keys)
+    values = _decided(None, _yielded(block, env, len(op.results)), keys)
     for r, v in zip(op.results, values):
         env[r] = v
 

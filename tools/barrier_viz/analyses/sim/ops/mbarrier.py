@@ -44,7 +44,7 @@ def _h_wait(m, op: Operation, env, who, it):
         return
     if m.cga is not None and not m.ext.cga_waits(m, op, m.threads[who].cta):
         return  # the wait on a broadcast barrier is predicated on its leader
-    slot = need_slot(m, op, env, pos[0])
+    slot = need_slot(m, op, env, pos[0], user=who)
     phase = env.get(pos[1]) if len(pos) > 1 else None
     if phase is None and op.literals:
         phase = int(op.literals[0]) if op.literals[0].lstrip("-").isdigit() else None
@@ -78,7 +78,7 @@ def _h_arrive(m, op: Operation, env, who, it):
             return
         if expect:
             amount = m.ext.cga_expect_bytes(m, op, amount)
-    slot = need_slot(m, op, env, pos[0], who)
+    slot = need_slot(m, op, env, pos[0], who, user=who)
     if slot is None:
         return
     if not expect and "perThread" in op.attributes:

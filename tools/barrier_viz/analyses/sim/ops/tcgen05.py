@@ -84,7 +84,7 @@ def _slots_in(m, op: Operation, env, name: str, ctas: list[int], who: int) -> li
     """The barrier `name` names, in each CTA of `ctas` (its own CTA only, outside a pair)."""
     ref = env.get(name)
     if not isinstance(ref, Ref) or ctas == [ref.cta]:
-        slot = need_slot(m, op, env, name, who)
+        slot = need_slot(m, op, env, name, who, user=who)
         return [slot] if slot is not None else []
     out = []
     for c in ctas:

@@ -42,7 +42,7 @@ def _h_tma_load(m, op: Operation, env, who, it):
             else:
                 m.complete_tx(target, nb, op.line, who, agent, it=it)
         return
-    slot = need_slot(m, op, env, pos[2])
+    slot = need_slot(m, op, env, pos[2], user=who)
     nbytes = memdesc_bytes(op.types[-1] if op.types else None)
     if slot is None or nbytes is None:
         return
@@ -64,7 +64,7 @@ def _h_bulk_copy(m, op: Operation, env, who, it):
             m.access(op, env.get(pos[1]), "write", who, it)
         return
     nbytes = env.get(pos[2])
-    slot = need_slot(m, op, env, pos[-1], who)
+    slot = need_slot(m, op, env, pos[-1], who, user=who)
     if slot is None or not isinstance(nbytes, int):
         if slot is not None:
             slot.unmodelled = slot.unmodelled or f"{op.name} at line {op.line} (bulk size unknown)"
@@ -149,6 +149,6 @@ def _h_store_wait(m, op: Operation, env, who, it):
     for bar, pred in items:
         if pred is not None and not truthy(env.get(pred)):
             continue
-        slot = need_slot(m, op, env, bar)
+        slot = need_slot(m, op, env, bar, user=who)
         if slot is not None:
             m.arrive(slot, 1, op.line, who, it=it)
