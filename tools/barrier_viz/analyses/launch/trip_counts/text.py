@@ -4,6 +4,7 @@ the inputs it reads (`variables`, `site_variables`) and a loop's trip count (`re
 
 from __future__ import annotations
 
+from ...symbolic.source import argument_text, op_text, parenthesized
 from .model import Node, Site
 
 
@@ -27,10 +28,11 @@ def render(node: Node, depth: int = 0) -> str:
         return f"pid_{'xyz'[node.index]}"
     if k == "nprog":
         return f"num_programs_{'xyz'[node.index]}"
-    if k == "iv":
-        return f"iv@{node.loop.op.line}"
-    if k == "carried":
-        return f"carried{node.index}@{node.loop.op.line}"
+    if k in ("iv", "carried"):
+        arg = _loop_argument(node)
+        return argument_text(arg) if arg is not None else f"a value carried by the loop at line {node.loop.op.line}"
+    if k == "opaque":
+        return parenthesized(op_text(node.op, node.index)) if node.op is not None else "?"
     if k == "choice":
         c, a, b = (render(x, depth + 1) for x in node.args)
         return f"({c} ? {a} : {b})"
@@ -56,6 +58,23 @@ def render(node: Node, depth: int = 0) -> str:
     if name in ("extsi", "extui", "trunci", "index_cast", "index_castui") and args:
         return args[0]
     return f"{name}({', '.join(args)})"
+
+
+def _loop_argument(node: Node):
+    """The block argument of the IR an `iv` / `carried` node stands for (its name is the IR's)."""
+    op = node.loop.op
+    blocks = [r.blocks[0] for r in op.regions if r.blocks]
+    if not blocks:
+        return None
+    if node.kind == "iv":
+        return blocks[0].arguments[0] if blocks[0].arguments else None
+    if op.name == "scf.for":
+        args = blocks[0].arguments[1:]
+        return args[node.index] if node.index < len(args) else None
+    before = blocks[0].arguments
+    after = blocks[1].arguments if len(blocks) > 1 else []
+    args = list(before) + list(after)
+    return args[node.index] if node.index < len(args) else None
 
 
 def variables(node: Node) -> set[tuple[str, int]]:
