@@ -191,3 +191,17 @@ def test_data_dependent_mutants_get_their_error_at_a_limit(tmp_path, case, kind,
 def test_silent_where_the_gpu_did_not_show_these_hangs(tmp_path, case):
     doc = check_text(tmp_path, _case(case))
     assert not [f for f in doc["findings"] if f["kind"] in NEW_KINDS]
+
+
+@pytest.mark.parametrize("case", ["gpu-h200.dd-moe_dw.restart_ring_L63", "gpu-h200.dd-moe_dw.restart_ring_L117"])
+def test_a_restarted_ring_is_one_finding_with_the_runs_hang_as_its_witness(tmp_path, case):
+    """The MoE grouped GEMM with one side's ring counter restarted per tile (H200: hang under
+    every launch): the simulation also deadlocks on that ring. One cause, one finding: the
+    counter restart (the specific cause), carrying the run's hang as its witness; no second
+    hang-kind error beside it."""
+    doc = check_text(tmp_path, _case(case))
+    hangs = [f for f in doc["findings"] if f["severity"] == "error"
+             and (f["kind"].startswith("deadlock.") or f["kind"] == "phase.counter_restart")]
+    assert [f["kind"] for f in hangs] == ["phase.counter_restart"]
+    (f,) = hangs
+    assert f["evidence"]["witness"]["blocked"] and "A simulated schedule reached this hang" in f["message"]
