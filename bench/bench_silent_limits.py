@@ -67,7 +67,9 @@ def classify(path: Path) -> list[dict]:
         stopped = _stopped(doc)
         verdict = getattr(doc.summary, "verdict", None)
         rows.append({"file": str(path), "unit": u, "stopped": stopped, "verdict": verdict,
-                     "errors": doc.summary.errors, "warnings": doc.summary.warnings})
+                     "errors": doc.summary.errors, "warnings": doc.summary.warnings,
+                     "error_kinds": sorted({getattr(f.kind, "value", f.kind) for f in doc.findings
+                                             if getattr(f.severity, "value", f.severity) == "error"})})
         rows[-1]["row"] = row_of(rows[-1])
     return rows
 
