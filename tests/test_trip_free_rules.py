@@ -105,6 +105,10 @@ def test_a_handoff_arrive_skipped_on_an_empty_segment(tmp_path):
     (f,) = _errors(doc, "deadlock.predicate_mismatch")
     assert "(offs[s + 1] - offs[s]) > 0" in f["message"]  # as the IR computes it
     assert f["outcome"] == "hang"
+    # The input point with an empty first segment hangs on that hand-off: the same cause, so it is
+    # this finding's witness, not a second deadlock error beside it.
+    assert [g["kind"] for g in doc["findings"] if g["kind"].startswith("deadlock.")] == ["deadlock.predicate_mismatch"]
+    assert f["evidence"]["witness"]["blocked"]
 
 
 def test_a_handoff_arrive_inside_an_scf_if_on_a_nonempty_segment(tmp_path):

@@ -135,7 +135,7 @@ def _add_point_findings(found: list[Finding], inputs: InputSearch) -> None:
     else it hangs (their outcomes), never more verdicts."""
     for point in inputs.points:
         for f in point.findings:
-            twin = next((s for s in found if _same_cause(s, f)), None)
+            twin = next((s for s in found if s.kind in _TRIP_FREE_HANGS and _same_cause(s, f)), None)
             if twin is not None and "witness" not in twin.evidence:
                 _attach(twin, f)
             elif twin is None and not any(s.kind == f.kind and set(s.lines) == set(f.lines) for s in found):
@@ -252,7 +252,7 @@ def demote_unresolved(findings: list[Finding], analysis) -> list[Finding]:
 
 
 # Static rules that name a hang's cause whatever the trip counts: a run's hang on the same
-# barrier, at lines the rule names, is that cause seen in a schedule (one finding, not two).
+# barrier, blocked at a line the rule names, is that cause seen in a schedule (one finding, not two).
 _TRIP_FREE_HANGS = frozenset({Kind.PHASE_COUNTER_RESTART.value, Kind.DEADLOCK_PREDICATE_MISMATCH.value})
 
 
@@ -265,9 +265,10 @@ def _same_cause(static: Finding, dynamic: Finding) -> bool:
     if static.kind == dynamic.kind == Kind.RACE_MISSING_ACQUIRE.value:
         return True
     if static.kind in _TRIP_FREE_HANGS and dynamic.kind.startswith("deadlock.") and static.severity is Severity.error \
-            and set(dynamic.lines) <= set(static.lines) \
             and (dynamic.barrier or "").split("[")[0] in static.evidence.get("barriers", [static.barrier]):
-        return True  # the run's hang on the ring (or hand-off) the rule names: the rule's cause is the specific one
+        # The run blocks on the ring (or hand-off) the rule names, at a line the rule names: the
+        # rule's cause is the specific one, the run's hang its witness.
+        return True
     cause = str(dynamic.evidence.get("cause", ""))
     return (static.kind == Kind.EXPECT_BYTES_MISMATCH.value and dynamic.kind == Kind.DEADLOCK_PARITY_CADENCE.value
             and ("transaction byte" in cause or "TMA bytes" in cause))
