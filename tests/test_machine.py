@@ -367,7 +367,8 @@ def test_runtime_trip_count_in_one_partition_only_is_a_limit(tmp_path: Path) -> 
     # The loaded count is an input (analyses.program.loaded) only the producer reads: the schedule in
     # which the two counts disagree stops at a limit.
     first = next(r for r in doc["simulation"]["runs"] if r["outcome"] != "completed")
-    assert first["outcome"] == "limit" and "trip count loaded from memory (ptr[0])" in first["reason"]
+    assert first["outcome"] == "limit" and "for i from 0 to ptr[0] step 1" in first["reason"]
+    assert "trip count loaded from memory (this run read ptr[0])" in first["reason"]
     # Never "0 errors" as if clean: the hang possibility is a warning naming the loop and the wait.
     limit = _assert_not_judged(code, doc, "trip count loaded from memory")
     assert {_line(text, "scf.for %i = %z to %n"), _line(text, "ttng.wait_barrier %bar, %p")} <= set(limit["lines"])

@@ -5,7 +5,8 @@
 * `phase.counter_restart`: one partition restarts a ring's slot/phase counter per segment
   while its peer carries it across segments;
 * `deadlock.predicate_mismatch`: an arrive runs under a condition (`seg_len > 0`) its partner
-  wait does not share.
+  wait does not share; `race.predicated_wait`, the reverse: a wait runs under a condition its
+  arrive does not, and a read after it runs anyway.
 
 Each is checked on a hand-written minimal kernel (`fixtures/segments/segment_ring.ttgir`: a
 two-slot ring over segments whose lengths are loaded from an offsets array, plus a per-segment
@@ -26,7 +27,7 @@ from cli_support import check_text
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "evals" / "cases"
 RING = (Path(__file__).parent / "fixtures" / "segments" / "segment_ring.ttgir").read_text()
-NEW_KINDS = {"phase.unpaced_release", "phase.counter_restart", "deadlock.predicate_mismatch"}
+NEW_KINDS = {"phase.unpaced_release", "phase.counter_restart", "deadlock.predicate_mismatch", "race.predicated_wait"}
 CONSUMER_FULL_WAIT = "          ttng.wait_barrier %fb, %p, %true : !ttg.memdesc<1xi64, #shared, #smem, mutable>\n"
 CONSUMER_CARRY = "iter_args(%i = %idx, %p = %ph)"  # default's inner loop (the first one in the file)
 HANDOFF_ARRIVE = "        ttng.arrive_barrier %res_full, 1, %true"
@@ -102,8 +103,12 @@ def test_a_handoff_arrive_skipped_on_an_empty_segment(tmp_path):
                         "        ttng.arrive_barrier %res_full, 1, %nonempty")
     doc = check_text(tmp_path, text)
     (f,) = _errors(doc, "deadlock.predicate_mismatch")
-    assert "%len > 0" in f["message"]
+    assert "(offs[s + 1] - offs[s]) > 0" in f["message"]  # as the IR computes it
     assert f["outcome"] == "hang"
+    # The input point with an empty first segment hangs on that hand-off: the same cause, so it is
+    # this finding's witness, not a second deadlock error beside it.
+    assert [g["kind"] for g in doc["findings"] if g["kind"].startswith("deadlock.")] == ["deadlock.predicate_mismatch"]
+    assert f["evidence"]["witness"]["blocked"]
 
 
 def test_a_handoff_arrive_inside_an_scf_if_on_a_nonempty_segment(tmp_path):
@@ -114,7 +119,7 @@ def test_a_handoff_arrive_inside_an_scf_if_on_a_nonempty_segment(tmp_path):
                         + HANDOFF_ARRIVE + " : !ttg.memdesc<1xi64, #shared, #smem, mutable>\n        }\n")
     assert "scf.if %nonempty" in text
     (f,) = _errors(check_text(tmp_path, text), "deadlock.predicate_mismatch")
-    assert "%len > 0" in f["message"]
+    assert "(offs[s + 1] - offs[s]) > 0" in f["message"]  # as the IR computes it
 
 
 def test_a_wait_predicated_on_the_same_condition_is_not_a_mismatch(tmp_path):
@@ -124,7 +129,33 @@ def test_a_wait_predicated_on_the_same_condition_is_not_a_mismatch(tmp_path):
                         "        ttng.arrive_barrier %res_full, 1, %nonempty")
     text = text.replace("        ttng.wait_barrier %rf0, %rp, %t",
                         "        %nonempty0 = arith.cmpi sgt, %len, %z : i32\n        ttng.wait_barrier %rf0, %rp, %nonempty0")
-    assert not _errors(check_text(tmp_path, text), "deadlock.predicate_mismatch")
+    doc = check_text(tmp_path, text)
+    assert not _errors(doc, "deadlock.predicate_mismatch") and not _errors(doc, "race.predicated_wait")
+
+
+WRITER_WAIT = "        ttng.wait_barrier %rf0, %rp, %t"
+PREDICATED_WRITER_WAIT = "        %nonempty0 = arith.cmpi sgt, %len, %z : i32\n        ttng.wait_barrier %rf0, %rp, %nonempty0"
+WRITER_READ = ("        %y = ttg.local_load %res0 : !ttg.memdesc<128xf32, #shared, #smem, mutable> -> "
+               "tensor<128xf32, #blocked>\n")
+
+
+def test_a_wait_predicated_on_a_condition_its_arrive_does_not_share_lets_the_read_pass(tmp_path):
+    """The reverse: the reducer hands off every segment (unconditional arrive), the loader waits
+    for the hand-off only when its segment is non-empty, but reads the result whatever: on an
+    empty segment that read is ordered after nothing. The arrive still completes each phase, so
+    the phases stay in step: wrong results, not a hang."""
+    assert WRITER_WAIT in RING and WRITER_READ in RING
+    doc = check_text(tmp_path, RING.replace(WRITER_WAIT, PREDICATED_WRITER_WAIT))
+    (f,) = _errors(doc, "race.predicated_wait")
+    assert f["outcome"] == "wrong results" and f["partitions"] == ["partition0", "default"]
+    assert "(offs[s + 1] - offs[s]) > 0" in f["message"] and "local_load at line" in f["message"]
+    assert not _errors(doc, "deadlock.predicate_mismatch")
+
+
+def test_a_predicated_wait_with_nothing_read_after_it_is_silent(tmp_path):
+    """Without a read after it, a skipped wait only stops pacing: the rule says nothing."""
+    text = RING.replace(WRITER_WAIT, PREDICATED_WRITER_WAIT).replace(WRITER_READ, "")
+    assert not _errors(check_text(tmp_path, text), "race.predicated_wait")
 
 
 # -- the H200-labelled data-dependent mutants ---------------------------------------------------
@@ -168,3 +199,17 @@ def test_data_dependent_mutants_get_their_error_at_a_limit(tmp_path, case, kind,
 def test_silent_where_the_gpu_did_not_show_these_hangs(tmp_path, case):
     doc = check_text(tmp_path, _case(case))
     assert not [f for f in doc["findings"] if f["kind"] in NEW_KINDS]
+
+
+@pytest.mark.parametrize("case", ["gpu-h200.dd-moe_dw.restart_ring_L63", "gpu-h200.dd-moe_dw.restart_ring_L117"])
+def test_a_restarted_ring_is_one_finding_with_the_runs_hang_as_its_witness(tmp_path, case):
+    """The MoE grouped GEMM with one side's ring counter restarted per tile (H200: hang under
+    every launch): the simulation also deadlocks on that ring. One cause, one finding: the
+    counter restart (the specific cause), carrying the run's hang as its witness; no second
+    hang-kind error beside it."""
+    doc = check_text(tmp_path, _case(case))
+    hangs = [f for f in doc["findings"] if f["severity"] == "error"
+             and (f["kind"].startswith("deadlock.") or f["kind"] == "phase.counter_restart")]
+    assert [f["kind"] for f in hangs] == ["phase.counter_restart"]
+    (f,) = hangs
+    assert f["evidence"]["witness"]["blocked"] and "A simulated schedule reached this hang" in f["message"]

@@ -135,10 +135,18 @@ def _attach_witnesses(found: list[Finding], deadlocks: list[Finding]) -> None:
     for f in deadlocks:
         twin = next((s for s in found if _same_cause(s, f)), None)
         if twin is not None:
-            twin.evidence["witness"] = f.evidence
-            twin.settle_outcome()
+            _attach(twin, f)
             continue
         found.append(f)
+
+
+def _attach(twin: Finding, f: Finding) -> None:
+    """`f` (a run's hang) as the witness of the static finding that names its cause."""
+    twin.evidence["witness"] = f.evidence
+    if twin.kind in _TRIP_FREE_HANGS:
+        twin.message += (f" A simulated schedule reached this hang ({f.kind} at line(s) "
+                         f"{', '.join(map(str, sorted(set(f.lines))))}): its witness is this cause's.")
+    twin.settle_outcome()
 
 
 def _add_run_races(found: list[Finding], races) -> list[Finding]:
@@ -158,7 +166,10 @@ def _add_point_findings(found: list[Finding], inputs: InputSearch) -> None:
     else it hangs (their outcomes), never more verdicts."""
     for point in inputs.points:
         for f in point.findings:
-            if not any(s.kind == f.kind and set(s.lines) == set(f.lines) for s in found):
+            twin = next((s for s in found if s.kind in _TRIP_FREE_HANGS and _same_cause(s, f)), None)
+            if twin is not None and "witness" not in twin.evidence:
+                _attach(twin, f)
+            elif twin is None and not any(s.kind == f.kind and set(s.lines) == set(f.lines) for s in found):
                 found.append(f)
 
 
@@ -288,12 +299,23 @@ def demote_unresolved(findings: list[Finding], analysis) -> list[Finding]:
     return out
 
 
+# Static rules that name a hang's cause whatever the trip counts: a run's hang on the same
+# barrier, blocked at a line the rule names, is that cause seen in a schedule (one finding, not two).
+_TRIP_FREE_HANGS = frozenset({Kind.PHASE_COUNTER_RESTART.value, Kind.DEADLOCK_PREDICATE_MISMATCH.value})
+
+
 def _same_cause(static: Finding, dynamic: Finding) -> bool:
-    """A deadlock witness whose cause a static finding already names (a missing acquire, or
-    expected bytes that never land) is attached to that finding instead of repeated."""
+    """A deadlock witness whose cause a static finding already names (a missing acquire,
+    expected bytes that never land, a ring counter restarted on one side, an arrive skipped
+    under a condition its wait does not share) is attached to that finding instead of repeated."""
     if not set(static.lines) & set(dynamic.lines):
         return False
     if static.kind == dynamic.kind == Kind.RACE_MISSING_ACQUIRE.value:
+        return True
+    if static.kind in _TRIP_FREE_HANGS and dynamic.kind.startswith("deadlock.") and static.severity is Severity.error \
+            and (dynamic.barrier or "").split("[")[0] in static.evidence.get("barriers", [static.barrier]):
+        # The run blocks on the ring (or hand-off) the rule names, at a line the rule names: the
+        # rule's cause is the specific one, the run's hang its witness.
         return True
     cause = str(dynamic.evidence.get("cause", ""))
     return (static.kind == Kind.EXPECT_BYTES_MISMATCH.value and dynamic.kind == Kind.DEADLOCK_PARITY_CADENCE.value

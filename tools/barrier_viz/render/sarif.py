@@ -32,6 +32,7 @@ RULES: dict[str, tuple[str, str]] = {
     Kind.RACE_MISSING_ACQUIRE.value: ("error", "A producer refills a buffer without waiting for its readers to release it."),
     Kind.RACE_UNSYNCHRONIZED_READ.value: ("error", "A partition reads a TMA-filled buffer without waiting on the barrier the copy signals."),
     Kind.RACE_TMA_STORE_REUSE.value: ("error", "A TMA store's SMEM source is rewritten (or the program exits) before a store wait retires the store."),
+    Kind.RACE_PREDICATED_WAIT.value: ("error", "A wait runs under a condition its partner arrive does not; a read after it runs unordered."),
     Kind.TOKEN_NOT_LOOP_CARRIED.value: ("warning", "An NVWS token or aref stage that is not carried through the loop it is used in."),
     Kind.CHANNEL_SAME_PARTITION.value: ("warning", "A wait whose barrier is only arrived on by its own partition: it orders nothing across partitions."),
     Kind.EXPECT_BYTES_MISMATCH.value: ("error", "barrier_expect bytes differ from the bytes the TMA copies on that barrier deliver: the phase never completes exactly."),

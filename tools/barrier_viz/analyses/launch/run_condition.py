@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...ir.model import Operation
+from ..program.order import branch_of
 from .trip_counts import _PRED_AT as _TRIP_PRED_AT
 from .trip_counts import Node, Point, build_model, evaluate, render, render_trips, variables
 
@@ -74,7 +75,7 @@ def run_condition(analysis, op: Operation, stop: Operation | None) -> list[Claus
                                text=f"{render_trips(s)} > 0"))
         elif s.kind == "if":
             out.append(_clause(s.cond, s.op.line, names, flags, f"the scf.if at line {s.op.line}",
-                               negate=_branch_of(s.op, op) == 1))
+                               negate=branch_of(s.op, op) == 1))
         s = s.parent
     return [c for c in out if c.text != "true"]
 
@@ -159,19 +160,6 @@ def _true(analysis, name: str, at: Operation) -> bool:
     from ..program.predicates import constant_bool
 
     return constant_bool(analysis, name, at) is True
-
-
-def _branch_of(if_op: Operation, op: Operation) -> int:
-    """Which region of `if_op` holds `op` (0: then, 1: else)."""
-    cur = op
-    while cur.block is not None and cur.block.region is not None:
-        region = cur.block.region
-        if region.parent is if_op:
-            return region.index
-        cur = region.parent
-        if cur is None:
-            break
-    return 0
 
 
 def _enclosing_site(model, op: Operation):

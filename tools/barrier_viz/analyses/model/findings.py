@@ -37,6 +37,7 @@ class Kind(str, Enum):
     RACE_TENSORMAP_REWRITE = "race.tensormap_rewrite"
     RACE_REMOTE_AFTER_EXIT = "race.remote_after_exit"
     RACE_TMA_STORE_REUSE = "race.tma_store_reuse"
+    RACE_PREDICATED_WAIT = "race.predicated_wait"
     WAIT_REMOTE_BARRIER = "wait.remote_barrier"
     TOKEN_NOT_LOOP_CARRIED = "token.not_loop_carried"
     CHANNEL_SAME_PARTITION = "channel.same_partition"

@@ -121,3 +121,16 @@ def _yielded_unchanged(arg, loop: Operation) -> bool:
             return False
         value = op.operands[1]
     return False
+
+
+def branch_of(if_op: Operation, op: Operation) -> int:
+    """Which region of the `scf.if` `if_op` holds `op` (0: then, 1: else)."""
+    cur = op
+    while cur.block is not None and cur.block.region is not None:
+        region = cur.block.region
+        if region.parent is if_op:
+            return region.index
+        cur = region.parent
+        if cur is None:
+            break
+    return 0

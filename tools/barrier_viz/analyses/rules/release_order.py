@@ -127,6 +127,11 @@ def _slot_fraction(analysis, view: Operation) -> tuple[int, int] | None:
     return index, src.shape[0]
 
 
+def memory_accesses(analysis, op: Operation, kind: str) -> list[tuple[str, Extent]]:
+    """(operand, extent) of each buffer `op` reads (`kind` "reads") or writes ("writes")."""
+    return _accesses(analysis, op, _READS if kind == "reads" else _WRITES)
+
+
 def _accesses(analysis, op: Operation, table: dict[str, tuple[int, ...]]) -> list[tuple[str, Extent]]:
     out = []
     pos = op.positional

@@ -23,6 +23,7 @@ from ...ir.model import Operation
 from ...facts.barriers import constant_value
 from ...render.words import plural
 from ..model.findings import Finding, Kind, Severity, finding
+from ..symbolic.source import loop_text
 from .budget import Budget
 from .extension import installed
 from .machine import Params, has_barrier_program
@@ -165,13 +166,16 @@ def _unmodelled(result: RunResult) -> str:
             t = guessed[0]
             lines = ", ".join(map(str, sorted(m.assumed[t.index])))
             loaded = sorted(frozenset().union(*(m.loaded_sites.get(ln, frozenset()) for ln in m.assumed[t.index])))
+            loops = "; ".join(f"line {op.line}: {loop_text(op)}" for op in m.function.walk()
+                              if op.line in m.assumed[t.index] and op.name in ("scf.for", "scf.while"))
             if loaded and all(ln in m.loaded_sites for ln in m.assumed[t.index]):
                 elements = ", ".join(f"{m.array_names.get(p, p)}[{i}]" for p, i in loaded[:4]) + (", ..." if len(loaded) > 4 else "")
-                return (f"{t.name} ran the loop(s) at line(s) {lines} with a trip count loaded from memory ({elements}) "
+                return (f"{t.name} ran the loop(s) at line(s) {lines} ({loops}) with a trip count loaded from memory "
+                        f"(this run read {elements}) "
                         "that other partitions, whose loops had known bounds, do not load: the two cannot be related, "
                         "no verdict on this hang")
-            return (f"{t.name} ran the loop(s) at line(s) {lines} with an assumed trip count (runtime bounds only it "
-                    "reads) while other partitions' loops had known bounds: no verdict on this hang")
+            return (f"{t.name} ran the loop(s) at line(s) {lines} ({loops}) with an assumed trip count (runtime bounds "
+                    "only it reads) while other partitions' loops had known bounds: no verdict on this hang")
     for b in result.blocked:
         if b.wait.slot.unmodelled:
             return (f"{b.thread.name} blocks at line {b.line} on {_barrier_name(b)}, which "

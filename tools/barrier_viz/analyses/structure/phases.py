@@ -384,6 +384,8 @@ def _offset(e: Expr) -> Offset | None:
 
 
 def _unknown_text(u: Unknown) -> str:
+    if u.source:
+        return f"{u.source} ({u.reason or 'not modelled'}, line {u.line})"
     return f"unknown({u.op} at line {u.line})" + (f": {u.reason}" if u.reason else "")
 
 

@@ -82,12 +82,14 @@ class Cast:
 
 @dataclass(frozen=True, slots=True)
 class Unknown:
-    """A value the analysis does not model: `op` at `line`, and why."""
+    """A value the analysis does not model: `op` at `line`, and why; `source`, when known, is
+    the expression the IR computes for it (`source.source_text`: `offs_ptr[s + 1]` for a load)."""
 
     op: str
     line: int
     reason: str = ""
     bits: int = 64
+    source: str = ""
 
 
 Expr = Union[Const, Var, BinOp, Cmp, Select, Cast, Unknown]

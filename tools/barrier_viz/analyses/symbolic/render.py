@@ -30,7 +30,7 @@ def _text(e: Expr) -> str:
     if isinstance(e, Var):
         return e.name
     if isinstance(e, Unknown):
-        return f"unknown({e.op} at line {e.line})"
+        return e.source or f"unknown({e.op} at line {e.line})"
     if isinstance(e, BinOp):
         if e.op == "add" and isinstance(e.rhs, Const) and e.rhs.value < 0:
             return f"{_wrapped(e.lhs)} - {-e.rhs.value}"
@@ -67,7 +67,7 @@ def to_json(e: Expr) -> dict:
             out["index"] = e.index
         return out
     if isinstance(e, Unknown):
-        return {"kind": "unknown", "op": e.op, "line": e.line, "reason": e.reason}
+        return {"kind": "unknown", "op": e.op, "line": e.line, "reason": e.reason, **({"source": e.source} if e.source else {})}
     if isinstance(e, BinOp):
         return {"kind": "binop", "op": e.op, "bits": e.bits, "line": e.line, "lhs": to_json(e.lhs), "rhs": to_json(e.rhs)}
     if isinstance(e, Cmp):

@@ -19,6 +19,7 @@ from .model import Counter, LoopInfo, SymbolicValue, _axis, _bare, _terminator
 from .normalize import _normalize
 from .render import render
 from .simulate import _Simulator
+from .source import op_text
 
 
 MAX_HEIGHT = 64
@@ -324,6 +325,8 @@ class SymbolicAnalysis(CounterRecognition):
         if op.name in _CASTS and kids:
             from_bits = bits_of(op.types[0]) if op.types else kids[0].bits
             return Cast(op.name.split(".", 1)[1], kids[0], rbits, from_bits, line)
+        if op.name == "tt.load":
+            return Unknown(op.name, line, "loaded from memory", rbits, op_text(op, d.index))
         return Unknown(op.name, line, "", rbits)
 
     def _arg_node(self, arg: BlockArgument, slot: bool, kids: list[Expr]) -> Expr:

@@ -188,6 +188,17 @@ def _divisibility(header: str) -> dict[str, int]:
     return out
 
 
+def _opaque(op: Operation, index: int = 0) -> Node:
+    """A value the model does not compute (a load, a loop's result, an op it does not read):
+    evaluated as unknown, named by the IR's expression for it when printed (`text.render`)."""
+    return Node("opaque", op=op, index=index)
+
+
+def _results_opaque(op: Operation, scope: "_Scope") -> None:
+    for i, r in enumerate(op.results):
+        scope.names[r] = _opaque(op, i)
+
+
 class _Scope:
     __slots__ = ("names", "parent")
 
@@ -241,10 +252,10 @@ class _Builder:
             self._predicate(op, scope, parent, branch)
         if name == "arith.constant":
             v = arith_value(op, [])
-            scope.names[op.results[0]] = Node("const", value=v) if isinstance(v, int) else OPAQUE
+            scope.names[op.results[0]] = Node("const", value=v) if isinstance(v, int) else _opaque(op)
         elif name.startswith("arith.") and op.results:
             scope.names[op.results[0]] = (Node("op", op=op, args=tuple(operands))
-                                          if operands and all(n is not OPAQUE for n in operands) else OPAQUE)
+                                          if operands and all(n.kind != "opaque" for n in operands) else _opaque(op))
         elif name in ("tt.get_program_id", "tt.get_num_programs") and op.results:
             axis = next((_AXES[w] for w in list(op.keywords) + list(op.literals) if w in _AXES), 0)
             if name == "tt.get_program_id":
@@ -270,11 +281,9 @@ class _Builder:
                     inner = _Scope({a.name: operands[i] if i < len(operands) else OPAQUE
                                     for i, a in enumerate(region.blocks[0].arguments)})
                 self.block(region.blocks[0], inner, parent, branch, depth + 1)
-            for r in op.results:
-                scope.names[r] = OPAQUE
+            _results_opaque(op, scope)
         else:
-            for r in op.results:
-                scope.names[r] = OPAQUE
+            _results_opaque(op, scope)
 
     def _predicate(self, op: Operation, scope: _Scope, parent: Site | None, branch: int) -> None:
         at = self.pred_at.get(op.name)
@@ -302,8 +311,7 @@ class _Builder:
                 inner.names[a.name] = c
             self.block(body, inner, site, 0, depth + 1)
             site.yields = _terminator(body, inner, "scf.yield")
-        for r in op.results:
-            scope.names[r] = OPAQUE
+        _results_opaque(op, scope)
 
     def _while(self, op, scope, operands, parent, branch, depth):
         site = self._site(Site("while", op, parent, branch, inits=list(operands)))
@@ -326,8 +334,7 @@ class _Builder:
             ascope.names[a.name] = c
         self.block(after, ascope, site, 0, depth + 1)
         site.yields = _terminator(after, ascope, "scf.yield")
-        for r in op.results:
-            scope.names[r] = OPAQUE
+        _results_opaque(op, scope)
 
     def _if(self, op, scope, operands, parent, branch, depth):
         cond = operands[0] if operands else OPAQUE
@@ -345,8 +352,8 @@ class _Builder:
         for i, r in enumerate(op.results):
             a = yields[0][i] if i < len(yields[0]) else OPAQUE
             b = yields[1][i] if i < len(yields[1]) else OPAQUE
-            ok = cond is not OPAQUE and a is not OPAQUE and b is not OPAQUE
-            scope.names[r] = Node("choice", args=(cond, a, b)) if ok else OPAQUE
+            ok = cond.kind != "opaque" and a.kind != "opaque" and b.kind != "opaque"
+            scope.names[r] = Node("choice", args=(cond, a, b)) if ok else _opaque(op, i)
 
 
 def _terminator(block: Block, scope: _Scope, name: str) -> list[Node]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ....ir.model import BlockArgument
+from ...symbolic.source import argument_text, op_text, parenthesized
 from .model import Node, Site
 
 _SSA_SUFFIX = re.compile(r"_\d+$")
@@ -14,19 +15,17 @@ _ANONYMOUS = re.compile(r"^(arg|iv|v)\d*$")
 
 
 def source_name(arg: BlockArgument) -> str:
-    """The name a kernel engineer wrote for a loop's induction variable or carried value: its
-    `loc("tile_id")` when the compiler kept one, else its SSA name without the `%` and the
-    numeric suffix MLIR adds to repeated names (`%tile_id_22` -> `tile_id`); "" for a bare
-    number. The one place a loop value is named (render, the hang sets)."""
-    if arg.loc_name:
-        return arg.loc_name
-    name = _base(arg.name)
-    if not name.strip("_") or name[0].isdigit() or _ANONYMOUS.match(name):
+    """A loop's induction variable or carried value by the name the IR gives it
+    (`analyses.symbolic.source.argument_text`: its `loc("tile_id")`, else its SSA name without `%`
+    and MLIR's suffix), or "" when that name says nothing: a bare number, an anonymous `%arg3`,
+    or a name several arguments of the loop share (the printer often names every argument of a
+    loop after its result, `%acc_168` for the induction variable of a loop whose results are
+    `%acc_164`): a name shared is no name."""
+    name = argument_text(arg)
+    if not name.strip("_") or name[0].isdigit() or _ANONYMOUS.match(name) or not name.isidentifier():
         return ""
-    # The printer often names every argument of a loop after its result (`%acc_168` for the
-    # induction variable of a loop whose results are `%acc_164`): a name shared is no name.
     siblings = arg.block.arguments if arg.block is not None else []
-    return "" if sum(1 for a in siblings if _base(a.name) == name) > 1 else name
+    return "" if sum(1 for a in siblings if _base(a.name) == _base(arg.name)) > 1 else name
 
 
 def _base(ssa: str) -> str:
@@ -53,10 +52,13 @@ def render(node: Node, depth: int = 0) -> str:
         return f"pid_{'xyz'[node.index]}"
     if k == "nprog":
         return f"num_programs_{'xyz'[node.index]}"
-    if k == "iv":
-        return node.name or f"iv@{node.loop.op.line}"
-    if k == "carried":
-        return node.name or f"carried{node.index}@{node.loop.op.line}"
+    if k in ("iv", "carried"):
+        if node.name:
+            return node.name
+        line = node.loop.op.line
+        return f"the induction variable of the loop at line {line}" if k == "iv" else f"a value carried by the loop at line {line}"
+    if k == "opaque":
+        return parenthesized(op_text(node.op, node.index)) if node.op is not None else "?"
     if k == "choice":
         c, a, b = (render(x, depth + 1) for x in node.args)
         return f"({c} ? {a} : {b})"
