@@ -17,15 +17,16 @@ _ANONYMOUS = re.compile(r"^(arg|iv|v)\d*$")
 def source_name(arg: BlockArgument) -> str:
     """A loop's induction variable or carried value by the name the IR gives it
     (`analyses.symbolic.source.argument_text`: its `loc("tile_id")`, else its SSA name without `%`
-    and MLIR's suffix), or "" when that name says nothing: a bare number, an anonymous `%arg3`,
-    or a name several arguments of the loop share (the printer often names every argument of a
-    loop after its result, `%acc_168` for the induction variable of a loop whose results are
-    `%acc_164`): a name shared is no name."""
+    and MLIR's suffix). Where that short name says nothing (a bare number, an anonymous `%arg3`)
+    or is shared by several arguments of the loop (the printer often names every argument of a
+    loop after its result: `%acc_168` for the induction variable of a loop whose results are
+    `%acc_164`), the full SSA name as printed, which names exactly one value a reader can find."""
     name = argument_text(arg)
-    if not name.strip("_") or name[0].isdigit() or _ANONYMOUS.match(name) or not name.isidentifier():
-        return ""
     siblings = arg.block.arguments if arg.block is not None else []
-    return "" if sum(1 for a in siblings if _base(a.name) == _base(arg.name)) > 1 else name
+    if not name.strip("_") or name[0].isdigit() or _ANONYMOUS.match(name) or not name.isidentifier() \
+            or sum(1 for a in siblings if _base(a.name) == _base(arg.name)) > 1:
+        return arg.name if arg.name.startswith("%") else f"%{arg.name}"
+    return name
 
 
 def _base(ssa: str) -> str:
