@@ -313,9 +313,11 @@ def _same_cause(static: Finding, dynamic: Finding) -> bool:
     if static.kind == dynamic.kind == Kind.RACE_MISSING_ACQUIRE.value:
         return True
     if static.kind in _TRIP_FREE_HANGS and dynamic.kind.startswith("deadlock.") and static.severity is Severity.error \
-            and (dynamic.barrier or "").split("[")[0] in static.evidence.get("barriers", [static.barrier]):
-        # The run blocks on the ring (or hand-off) the rule names, at a line the rule names: the
-        # rule's cause is the specific one, the run's hang its witness.
+            and ((dynamic.barrier or "").split("[")[0] in static.evidence.get("barriers", [static.barrier])
+                 or any(b.get("line") in static.lines for b in dynamic.evidence.get("blocked", []))):
+        # The run blocks on the ring (or hand-off) the rule names, or some partition of it blocks
+        # at a wait the rule names (the run may name another blocked wait first: the peer that
+        # then waits behind it): the rule's cause is the specific one, the run's hang its witness.
         return True
     cause = str(dynamic.evidence.get("cause", ""))
     return (static.kind == Kind.EXPECT_BYTES_MISMATCH.value and dynamic.kind == Kind.DEADLOCK_PARITY_CADENCE.value
