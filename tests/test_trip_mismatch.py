@@ -165,3 +165,23 @@ def test_residue_classes_need_the_whole_range_to_repeat():
     assert _periodic([True, False, False] * 4, 1, 1) == (3, [1])
     assert _periodic([True, False, True, True, False, False], 1, 1) is None
     assert _periodic([True] * 8, 1, 1) is None
+
+
+def test_an_empty_segment_in_an_earlier_outer_iteration_is_not_the_cause(tmp_path):
+    """A jagged reduction whose hand-off arrive is skipped on an empty segment: the loader's row
+    loop ran empty in segment 0, then the loader blocked on segment 0's hand-off, and the
+    reducer starves in segment 1's row loop. The reducer waits on a segment the loader never
+    reached, so the empty loop of segment 0 is not why it starves (the skipped hand-off is): the
+    input point's hang must not be named a trip-count mismatch."""
+    from barrier_viz.commands.check_cmd import check_document
+    from barrier_viz.session import select
+    from test_trip_free_rules import HANDOFF_ARRIVE, RING
+
+    path = tmp_path / "k.ttgir"
+    path.write_text(RING.replace(HANDOFF_ARRIVE, "        %nonempty = arith.cmpi sgt, %len, %c0 : i32\n"
+                                 "        ttng.arrive_barrier %res_full, 1, %nonempty"))
+    _, result = check_document(select(str(path), require_function=True))
+    hung = [p for p in result.inputs.points if p.memory and p.findings]
+    assert hung, [(p.memory, p.outcome) for p in result.inputs.points]
+    kinds = {f.kind for p in hung for f in p.findings}
+    assert kinds and "deadlock.trip_count_mismatch" not in kinds, kinds

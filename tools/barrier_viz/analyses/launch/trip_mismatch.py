@@ -10,7 +10,8 @@ about phases.
 
 `mismatch(result, analysis)` reads this from a deadlocked run: a blocked wait on a barrier
 whose only arrivals from other partitions sit in a loop that the arriving partition (same CTA,
-finished or itself blocked) entered and ran no iteration of (`Machine.empty_loops`). `refine`
+finished or itself blocked) entered and ran no iteration of (`Machine.empty_loops`), in the outer
+iteration the wait is in or a later one (`_not_earlier`). `refine`
 turns the run's cycle, or its "every arriver finished" no-producer finding, into
 `deadlock.trip_count_mismatch` with the same lines, witness and outcome; other causes (a
 cadence anomaly, a barrier nothing arrives on) are left as they are.
@@ -68,7 +69,9 @@ def mismatch(result: RunResult | None, analysis) -> Mismatch | None:
                     continue
                 if not (t.done or any(x.thread is t for x in result.blocked)):
                     continue
-                empty = next((lp for lp in loops if id(lp) in m.empty_loops.get(t.index, ())), None)
+                entries = m.empty_loops.get(t.index, {})
+                empty = next((lp for lp in loops
+                              if any(_not_earlier(e, b.wait.iteration) for e in entries.get(id(lp), ()))), None)
                 if empty is not None:
                     hit = hit or Mismatch(b, empty, t.name, op.line, _trips(analysis, empty))
         # Every arrival on the awaited barrier must be one the empty loop held back: a wait
@@ -76,6 +79,16 @@ def mismatch(result: RunResult | None, analysis) -> Mismatch | None:
         if hit is not None and all(any(a is hit.loop for a in op.ancestors()) for op, _ in arrivals):
             return hit
     return None
+
+
+def _not_earlier(entry: tuple, waiting: tuple) -> bool:
+    """Could the empty entry (the producer's iterations of its enclosing loops) be the one the
+    waiter waits for (its iterations, outermost first)? Not when it was in an earlier outer
+    iteration: a jagged reduction whose producer ran an empty segment, then blocked on that
+    segment's hand-off, starves the consumer's next segment by the hand-off, not by the empty
+    loop (both partitions walk the same outer loop, compared on the depth they share)."""
+    n = min(len(entry), len(waiting))
+    return tuple(entry[:n]) >= tuple(waiting[:n])
 
 
 def _arrivals(analysis, alloc: Operation, waiter_partition: str) -> list[tuple[Operation, set[str]]]:

@@ -86,7 +86,8 @@ class Machine:
         self.ws_op: Operation | None = None
         self.loop_trips: dict[int, int] = {}  # id(loop op) -> most iterations in one entry
         self.loop_exits: dict[int, int] = {}  # id(loop op) -> how many times the loop finished
-        self.empty_loops: dict[int, set[int]] = {}  # thread -> id(loop op) of loops it entered and ran no iteration of
+        # thread -> id(loop op) -> the iterations of the enclosing loops at each entry that ran no iteration
+        self.empty_loops: dict[int, dict[int, list[tuple]]] = {}
         self.hb = None
         self._agent_ids: dict[tuple[int, int], int] = {}
         self.agent_owner: dict[int, int] = {}  # async agent -> the thread that issued it
@@ -311,12 +312,13 @@ class Machine:
         if self.cluster.size > 1:
             self._cta_loops.setdefault(id(loop), {}).setdefault(self.threads[who].cta, [0, 0, 0])[2] += 1
 
-    def count_exit(self, loop: Operation, who: int, trips: int = 1) -> None:
+    def count_exit(self, loop: Operation, who: int, trips: int = 1, it: tuple = ()) -> None:
         """One entry of `loop` finished after `trips` iterations (an entry of none is kept per
-        thread: a producer's empty loop against a consumer's unconditional wait is a trip-count
-        mismatch, `analyses/launch/trip_mismatch.py`)."""
+        thread with `it`, the iterations of the loops around it: a producer's empty loop against a
+        consumer's unconditional wait in the same outer iteration is a trip-count mismatch,
+        `analyses/launch/trip_mismatch.py`)."""
         if trips == 0:
-            self.empty_loops.setdefault(who, set()).add(id(loop))
+            self.empty_loops.setdefault(who, {}).setdefault(id(loop), []).append(tuple(it))
         if self.cluster.size <= 1:
             self.loop_exits[id(loop)] = self.loop_exits.get(id(loop), 0) + 1
             return

@@ -170,7 +170,7 @@ def _h_for(m, op: Operation, env, who, it):
     _leave(m, who, keys)
     if k == 0:
         _skipped(m, (body,), env, who, keys)
-    m.count_exit(op, who, k)
+    m.count_exit(op, who, k, it)
     for r, v in zip(op.results, _decided(body, carried, keys)):
         env[r] = v
 
@@ -220,7 +220,7 @@ def _h_while(m, op: Operation, env, who, it):
             _leave(m, who, keys)
             if k == 0:
                 _skipped(m, (after,), env, who, keys)
-            m.count_exit(op, who, k)
+            m.count_exit(op, who, k, it)
             for r, v in zip(op.results, _decided(None, forwarded, keys)):
                 env[r] = v
             return
